@@ -1,0 +1,62 @@
+# Two commands: `make run` (set up + start the app) and `make test` (set up + pass the tests).
+# Both are idempotent; when everything is installed they cost well under a second of set-up.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+SYS_STAMP := .venv-sys-deps
+export QT_QPA_PLATFORM ?= offscreen
+export MUJOCO_GL ?= egl
+export PYOPENGL_PLATFORM ?= egl
+
+# Debian libraries: EGL/Mesa for offscreen MuJoCo rendering, the xcb stack for Qt, Xvfb for a
+# virtual screen, ffmpeg's libraries for lerobot's video decoding.
+DEB_PKGS := libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libgles2 libglib2.0-0 libxkbcommon0 \
+  libxkbcommon-x11-0 libfontconfig1 libfreetype6 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 \
+  libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 libxcb-randr0 libxcb-xfixes0 \
+  libxcb-xinerama0 libxcb-xkb1 libxcb-xinput0 libx11-xcb1 libxrender1 libxi6 libsm6 libice6 \
+  xvfb xauth ffmpeg chromium nodejs npm
+
+.PHONY: run test setup sysdeps web bench clean
+
+run: setup
+	$(VENV)/bin/teleop app
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(VENV)/bin/teleop bench sim --json
+
+setup: sysdeps $(STAMP) web
+
+# Front-end packages (three.js for the headset page, iwer for its tests), from npm, never a CDN.
+WEB_DIRS := $(patsubst %/package.json,%,$(wildcard devices/*/package.json))
+web: $(addsuffix /node_modules/.installed,$(WEB_DIRS))
+%/node_modules/.installed: %/package.json
+	cd $* && npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+sysdeps:
+	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	  missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing Debian packages: $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  fi; \
+	fi
+
+# Python >= 3.12: the first interpreter found that really runs (pyenv shims may exist but refuse).
+PYTHON312 = $(shell for p in python3.13 python3.12 $$(ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null) /usr/bin/python3.12 /usr/local/bin/python3.12 python3; do \
+  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo $$p; break; fi; done)
+
+$(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON312)" ]; then echo "error: no Python >= 3.12 found (tried python3.12, pyenv versions)"; exit 1; fi
+	@[ -x $(PY) ] || $(PYTHON312) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+clean:
+	rm -rf $(VENV) build *.egg-info

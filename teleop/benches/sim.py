@@ -1,0 +1,56 @@
+"""Physics speed: raw steps/s and the real-time factor of the 25 Hz control tick."""
+from __future__ import annotations
+
+import time
+
+import mujoco
+import numpy as np
+
+from teleop.scene import build_scene
+from teleop.seeding import stable_rng
+from teleop.sim import Sim
+
+NAME = "sim"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--ticks", type=int, default=500, help="control ticks to time (default 500)")
+
+
+def _targets(sim: Sim, ticks: int) -> np.ndarray:
+    """A smooth random walk of joint targets around the ready pose, so contacts and motion are real."""
+    rng = stable_rng("bench-sim")
+    span = sim.ctrl_high - sim.ctrl_low
+    walk = np.cumsum(rng.normal(0.0, 0.004, (ticks, sim.ctrl_low.size)) * span, axis=0)
+    return np.clip(sim.joint_positions + walk, sim.ctrl_low, sim.ctrl_high)
+
+
+def run(args) -> dict:
+    scene = build_scene()
+    sim = Sim(scene)
+    sim.reset(0)
+    targets = _targets(sim, args.ticks)
+    for a in targets[:20]:            # warm-up
+        sim.step(a)
+    sim.reset(0)
+    ticks_ms = np.empty(args.ticks)
+    for i, a in enumerate(targets):
+        t0 = time.perf_counter()
+        sim.step(a)
+        ticks_ms[i] = (time.perf_counter() - t0) * 1e3
+    # Raw physics: mj_step alone, one step at a time.
+    sim.reset(0)
+    n = args.ticks * scene.substeps
+    t0 = time.perf_counter()
+    for _ in range(n):
+        mujoco.mj_step(sim.model, sim.data)
+    raw = n / (time.perf_counter() - t0)
+    return {
+        "physics_steps_per_s": round(raw, 1),
+        "realtime_factor": round(scene.control_dt / (np.mean(ticks_ms) / 1e3), 2),
+        "tick_ms_p50": round(float(np.percentile(ticks_ms, 50)), 3),
+        "tick_ms_p99": round(float(np.percentile(ticks_ms, 99)), 3),
+        "ticks": args.ticks,
+        "substeps": scene.substeps,
+        "nv": int(scene.model.nv),
+    }

@@ -1,0 +1,1 @@
+"""Subcommands of ``teleop``: one module each, each with ``register(subparsers)``."""

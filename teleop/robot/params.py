@@ -1,0 +1,204 @@
+"""Robot parameter file (YAML) loaded into frozen dataclasses and checked on load."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import MISSING, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from teleop.errors import ConfigError, choices
+
+DEFAULT_PARAMS = Path(__file__).with_name("robot.yaml")
+INTEGRATORS = ("euler", "implicit", "implicitfast", "rk4")
+CONES = ("pyramidal", "elliptic")
+
+
+@dataclass(frozen=True)
+class PhysicsParams:
+    timestep: float
+    control_hz: float
+    integrator: str
+    cone: str
+    impratio: float
+
+    def __post_init__(self):
+        if self.integrator not in INTEGRATORS:
+            raise ConfigError(f"physics.integrator: {self.integrator!r} is not one of {choices(INTEGRATORS)}")
+        if self.cone not in CONES:
+            raise ConfigError(f"physics.cone: {self.cone!r} is not one of {choices(CONES)}")
+        substeps = 1.0 / (self.control_hz * self.timestep)
+        if self.timestep <= 0 or abs(substeps - round(substeps)) > 1e-9:
+            raise ConfigError("physics: 1/(control_hz*timestep) must be a whole number of substeps")
+
+    @property
+    def substeps(self) -> int:
+        return int(round(1.0 / (self.control_hz * self.timestep)))
+
+
+@dataclass(frozen=True)
+class ArmLink:
+    pos: tuple[float, float, float]
+    rot_x_deg: float
+    range: tuple[float, float]
+    torque: float
+    mass: float
+    kp: float
+    armature: float
+
+
+@dataclass(frozen=True)
+class ArmParams:
+    links: tuple[ArmLink, ...]
+    flange: tuple[float, float, float]
+    kv_ratio: float
+    joint_damping: float
+    link_radius: float
+    joint_radius: float
+    rgba: tuple[float, ...]
+    home: tuple[float, ...]
+
+    def __post_init__(self):
+        if len(self.home) != len(self.links):
+            raise ConfigError(f"arm.home: {len(self.home)} values for {len(self.links)} links")
+        for i, (q, link) in enumerate(zip(self.home, self.links)):
+            if not link.range[0] <= q <= link.range[1]:
+                raise ConfigError(f"arm.home[{i}] = {q} is outside the joint range {link.range}")
+
+
+@dataclass(frozen=True)
+class ArchParams:
+    range: tuple[float, float]
+    axis: tuple[float, float, float]
+    mcp_offset: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class FingerParams:
+    name: str
+    base: tuple[float, float, float]
+    arch: ArchParams | None = None
+
+
+@dataclass(frozen=True)
+class ThumbParams:
+    base: tuple[float, float, float]
+    tilt_deg: float
+    segments: tuple[float, float, float]
+    ranges: dict[str, tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class HandParams:
+    palm: dict[str, Any]
+    link_radius: float
+    tip_radius: float
+    segment_mass: tuple[float, float, float]
+    kp: float
+    kv: float
+    armature: float
+    joint_damping: float
+    force_limit: float
+    friction: tuple[float, float, float]
+    rgba: tuple[float, ...]
+    tip_rgba: tuple[float, ...]
+    fingers: tuple[FingerParams, ...]
+    finger_segments: tuple[float, float, float]
+    finger_ranges: dict[str, tuple[float, float]]
+    thumb: ThumbParams
+
+
+@dataclass(frozen=True)
+class TableParams:
+    center: tuple[float, float]
+    half_size: tuple[float, float]
+    top_z: float
+    thickness: float
+    friction: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class RobotParams:
+    physics: PhysicsParams
+    arm: ArmParams
+    mounts: dict[str, dict[str, Any]]
+    hand: HandParams
+    table: TableParams
+    cameras: dict[str, dict[str, Any]]
+    ready: dict[str, Any]
+    source: str = "<memory>"
+
+
+def _build(cls, raw: Any, where: str, nested: dict[str, Any] | None = None):
+    """Instantiate dataclass ``cls`` from a mapping, naming the offending field on error."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    names = [f.name for f in fields(cls) if f.name != "source"]
+    required = [f.name for f in fields(cls)
+                if f.default is MISSING and f.default_factory is MISSING and f.name != "source"]
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise ConfigError(f"{where}: unknown field {unknown[0]!r}; valid fields are {choices(names)}")
+    missing = [n for n in required if n not in raw]
+    if missing:
+        raise ConfigError(f"{where}: missing field {missing[0]!r}")
+    kwargs = {}
+    for name, value in raw.items():
+        conv = (nested or {}).get(name)
+        if conv is not None:
+            value = conv(value, f"{where}.{name}")
+        elif isinstance(value, list):
+            value = tuple(value)
+        kwargs[name] = value
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
+def _ranges(raw, where):
+    return {k: tuple(v) for k, v in raw.items()}
+
+
+def _finger(raw, where):
+    arch = lambda r, w: _build(ArchParams, r, w) if r is not None else None  # noqa: E731
+    return _build(FingerParams, raw, where, {"arch": arch})
+
+
+def parse_params(raw: dict, source: str = "<memory>") -> RobotParams:
+    """Check and convert a parsed YAML mapping into :class:`RobotParams`."""
+    arm = lambda r, w: _build(  # noqa: E731
+        ArmParams, r, w, {"links": lambda ls, w2: tuple(_build(ArmLink, l, f"{w2}[{i}]") for i, l in enumerate(ls))})
+    hand = lambda r, w: _build(HandParams, r, w, {  # noqa: E731
+        "fingers": lambda fs, w2: tuple(_finger(f, f"{w2}[{i}]") for i, f in enumerate(fs)),
+        "finger_ranges": _ranges,
+        "palm": lambda p, w2: dict(p),
+        "thumb": lambda t, w2: _build(ThumbParams, t, w2, {"ranges": _ranges}),
+    })
+    top = {
+        "physics": lambda r, w: _build(PhysicsParams, r, w),
+        "arm": arm,
+        "hand": hand,
+        "table": lambda r, w: _build(TableParams, r, w),
+        "mounts": lambda r, w: dict(r),
+        "cameras": lambda r, w: dict(r),
+        "ready": lambda r, w: dict(r),
+    }
+    try:
+        params = _build(RobotParams, raw, "robot", top)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from exc
+    if set(params.mounts) != {"left", "right"}:
+        raise ConfigError(f"{source}: mounts must name exactly 'left' and 'right'")
+    return dataclasses.replace(params, source=source)
+
+
+def load_params(path: str | Path = DEFAULT_PARAMS) -> RobotParams:
+    """Load and check a robot parameter file."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read robot parameters: {exc}") from exc
+    return parse_params(raw, str(path))

@@ -132,29 +132,30 @@ class RobotParams:
 
 def _build(cls, raw: Any, where: str, nested: dict[str, Any] | None = None):
     """Instantiate dataclass ``cls`` from a mapping, naming the offending field on error."""
+    label = where or "top level"
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
+        raise ConfigError(f"{label}: expected a mapping, got {type(raw).__name__}")
     names = [f.name for f in fields(cls) if f.name != "source"]
     required = [f.name for f in fields(cls)
                 if f.default is MISSING and f.default_factory is MISSING and f.name != "source"]
     unknown = sorted(set(raw) - set(names))
     if unknown:
-        raise ConfigError(f"{where}: unknown field {unknown[0]!r}; valid fields are {choices(names)}")
+        raise ConfigError(f"{label}: unknown field {unknown[0]!r}; valid fields are {choices(names)}")
     missing = [n for n in required if n not in raw]
     if missing:
-        raise ConfigError(f"{where}: missing field {missing[0]!r}")
+        raise ConfigError(f"{label}: missing field {missing[0]!r}")
     kwargs = {}
     for name, value in raw.items():
         conv = (nested or {}).get(name)
         if conv is not None:
-            value = conv(value, f"{where}.{name}")
+            value = conv(value, f"{where}.{name}" if where else name)
         elif isinstance(value, list):
             value = tuple(value)
         kwargs[name] = value
     try:
         return cls(**kwargs)
     except TypeError as exc:
-        raise ConfigError(f"{where}: {exc}") from exc
+        raise ConfigError(f"{label}: {exc}") from exc
 
 
 def _ranges(raw, where):
@@ -186,7 +187,7 @@ def parse_params(raw: dict, source: str = "<memory>") -> RobotParams:
         "ready": lambda r, w: dict(r),
     }
     try:
-        params = _build(RobotParams, raw, "robot", top)
+        params = _build(RobotParams, raw, "", top)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from exc
     if set(params.mounts) != {"left", "right"}:

@@ -5,7 +5,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 SYS_STAMP := .venv-sys-deps
-export QT_QPA_PLATFORM ?= offscreen
 export MUJOCO_GL ?= egl
 export PYOPENGL_PLATFORM ?= egl
 
@@ -15,15 +14,18 @@ DEB_PKGS := libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libgles2 libglib2.0-0 li
   libxkbcommon-x11-0 libfontconfig1 libfreetype6 libdbus-1-3 libxcb-cursor0 libxcb-icccm4 \
   libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 libxcb-randr0 libxcb-xfixes0 \
   libxcb-xinerama0 libxcb-xkb1 libxcb-xinput0 libx11-xcb1 libxrender1 libxi6 libsm6 libice6 \
-  xvfb xauth ffmpeg chromium nodejs npm
+  xvfb xauth ffmpeg chromium
 
 .PHONY: run test setup sysdeps web bench clean
 
+# With no display (a server, CI, ssh) the window opens on a virtual X screen instead.
 run: setup
-	$(VENV)/bin/teleop app
+	@if [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] && command -v xvfb-run >/dev/null; then \
+	  echo "no display found: running the app under Xvfb"; xvfb-run -a -s "-screen 0 1600x1000x24" $(VENV)/bin/teleop app; \
+	else $(VENV)/bin/teleop app; fi
 
 test: setup
-	$(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 bench: setup
 	$(VENV)/bin/teleop bench sim --json
@@ -40,6 +42,7 @@ web: $(addsuffix /node_modules/.installed,$(WEB_DIRS))
 sysdeps:
 	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
 	  missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	  command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing Debian packages: $$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
@@ -53,8 +56,8 @@ PYTHON312 = $(shell for p in python3.13 python3.12 $$(ls -d /root/.pyenv/version
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON312)" ]; then echo "error: no Python >= 3.12 found (tried python3.12, pyenv versions)"; exit 1; fi
 	@[ -x $(PY) ] || $(PYTHON312) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	$(PY) -m pip install -q -e '.[test]' 2>&1 | grep -v "is ignored: it is neither" ; exit $${PIPESTATUS[0]}
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -76,6 +76,7 @@ class PointChain:
         self.jids = joint_ids(model, joints, where)
         self.qadr = model.jnt_qposadr[self.jids].copy()
         self.is_slide = model.jnt_type[self.jids] == SLIDE
+        self.has_slide = bool(self.is_slide.any())
         resolved = [_resolve_point(model, p, f"{where}.points[{i}]") for i, p in enumerate(points)]
         self.bodies = np.array([b for b, _ in resolved], dtype=int)
         self.offsets = np.array([o for _, o in resolved]).reshape(-1, 3)
@@ -102,15 +103,23 @@ class PointChain:
         xmat = d.xmat[self.bodies].reshape(-1, 3, 3)
         return d.xpos[self.bodies] + np.einsum("kij,kj->ki", xmat, self.offsets)
 
-    def jacobian(self, p: np.ndarray) -> np.ndarray:
-        """(K, 3, n) d(points)/dq at the configuration of the last :meth:`fk` call; ``p`` its result."""
-        axis = self.data.xaxis[self.jids]                        # (n, 3)
-        anchor = self.data.xanchor[self.jids]                    # (n, 3)
-        lever = p[:, None, :] - anchor[None, :, :]               # (K, n, 3)
-        cols = np.cross(axis[None, :, :], lever)                 # (K, n, 3)
-        if self.is_slide.any():
-            cols[:, self.is_slide, :] = axis[self.is_slide]
-        return (cols * self.mask[:, :, None]).transpose(0, 2, 1)
+    def jacobian(self, p: np.ndarray, origin=None, rot=None) -> np.ndarray:
+        """(K, 3, n) d(points)/dq at the configuration of the last :meth:`fk` call.
+
+        ``p`` (K, 3) are the points in the frame (origin (3,), rot (3, 3)) (default: world), and the
+        Jacobian is expressed in that frame too (the cross product commutes with rotations).
+        """
+        axis = self.data.xaxis[self.jids]                        # (n, 3) world
+        anchor = self.data.xanchor[self.jids]
+        if rot is not None:
+            axis, anchor = axis @ rot, (anchor - origin) @ rot
+        lx, ly, lz = (p[:, None, i] - anchor[None, :, i] for i in range(3))    # (K, n) lever arms
+        ax, ay, az = axis[:, 0], axis[:, 1], axis[:, 2]
+        J = np.stack([ay * lz - az * ly, az * lx - ax * lz, ax * ly - ay * lx], axis=1)
+        if self.has_slide:
+            J[:, :, self.is_slide] = axis[self.is_slide].T[None]
+        J *= self.mask[:, None, :]
+        return J
 
     def body_frame(self, body: str) -> tuple[np.ndarray, np.ndarray]:
         """World (position (3,), rotation (3, 3)) of a body at the last FK."""

@@ -6,6 +6,7 @@ import time
 import mujoco
 import numpy as np
 
+from teleop.robot import WORLD_COLLISION
 from teleop.scene import build_scene
 from teleop.seeding import stable_rng
 from teleop.sim import Sim
@@ -17,6 +18,20 @@ def add_arguments(parser) -> None:
     parser.add_argument("--ticks", type=int, default=500, help="control ticks to time (default 500)")
 
 
+def _table_objects(spec) -> None:
+    """Objects resting on the table, so the measured ticks include real contacts."""
+    shapes = [(mujoco.mjtGeom.mjGEOM_BOX, [0.025, 0.025, 0.025]), (mujoco.mjtGeom.mjGEOM_CYLINDER, [0.03, 0.05, 0]),
+              (mujoco.mjtGeom.mjGEOM_SPHERE, [0.035, 0, 0]), (mujoco.mjtGeom.mjGEOM_ELLIPSOID, [0.04, 0.03, 0.025])]
+    for i, (kind, size) in enumerate(shapes):
+        half_height = size[2] if kind != mujoco.mjtGeom.mjGEOM_SPHERE else size[0]
+        if kind == mujoco.mjtGeom.mjGEOM_CYLINDER:
+            half_height = size[1]
+        body = spec.worldbody.add_body(name=f"bench_obj{i}", pos=[0.45 + 0.1 * (i % 2), -0.15 + 0.1 * i,
+                                                                  0.78 + half_height])
+        body.add_freejoint()
+        body.add_geom(type=kind, size=size, mass=0.1, condim=4, **WORLD_COLLISION)
+
+
 def _targets(sim: Sim, ticks: int) -> np.ndarray:
     """A smooth random walk of joint targets around the ready pose, so contacts and motion are real."""
     rng = stable_rng("bench-sim")
@@ -26,7 +41,7 @@ def _targets(sim: Sim, ticks: int) -> np.ndarray:
 
 
 def run(args) -> dict:
-    scene = build_scene()
+    scene = build_scene(hooks=(_table_objects,))
     sim = Sim(scene)
     sim.reset(0)
     targets = _targets(sim, args.ticks)

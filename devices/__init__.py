@@ -1,0 +1,11 @@
+"""Operator devices: everything they produce is an ``OperatorFrame`` (see ``devices.frame``).
+
+Importing the package registers the built-in device types (``glove``, ``webxr``); build one with
+``devices.create_device(name, **options)``.
+"""
+from devices.base import DEVICES, Device, DeviceError, Reading, create_device, register_device
+from devices.frame import NODE_NAMES, SIDES, FrameError, HandFrame, OperatorFrame, Pose
+from devices import glove as _glove  # noqa: F401  (registers "glove")
+
+__all__ = ["DEVICES", "Device", "DeviceError", "FrameError", "HandFrame", "NODE_NAMES",
+           "OperatorFrame", "Pose", "Reading", "SIDES", "create_device", "register_device"]

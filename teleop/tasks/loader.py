@@ -1,0 +1,156 @@
+"""Load and check task spec files (``teleop tasks check``)."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from teleop.errors import ConfigError, choices
+from teleop.tasks.args import SpecError, check_args
+from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, TaskSpec, _parse_object, _req,
+                               namespace, parse_predicate)
+
+TOP_KEYS = ("id", "axis", "instruction", "ordered", "objects", "subtasks", "language_schedule", "max_steps",
+            "distractors", "events", "notes")
+SUBTASK_KEYS = ("name", "weight", "must_hold", "latch_violation", "predicates", "after")
+
+
+def _events(raw: Any, ns_objects) -> list[EventSpec]:
+    from teleop.tasks.events import EVENTS
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise SpecError("events", "must be a list")
+    out, names = [], []
+    for i, ev in enumerate(raw):
+        where = f"events[{i}]"
+        if not isinstance(ev, dict) or ev.get("type") not in EVENTS:
+            got = ev.get("type") if isinstance(ev, dict) else ev
+            raise SpecError(f"{where}.type", f"unknown event {got!r}; valid choices: {choices(sorted(EVENTS))}")
+        name = ev.get("name", f"event{i}")
+        ns = namespace(ns_objects, names)
+        out.append(EventSpec(ev["type"], name, check_args(where, EVENTS[ev["type"]].args, ev, ns,
+                                                           ignore=("type", "name"))))
+        names.append(name)
+    return out
+
+
+def _subtask(i: int, raw: Any, ns, earlier: list[str], ordered: bool) -> SubtaskSpec:
+    where = f"subtasks[{i}]"
+    if not isinstance(raw, dict):
+        raise SpecError(where, "must be a mapping")
+    extra = sorted(set(raw) - set(SUBTASK_KEYS))
+    if extra:
+        raise SpecError(f"{where}.{extra[0]}", f"unknown field; valid choices: {choices(SUBTASK_KEYS)}")
+    name = _req(raw, "name", str, f"{where}.")
+    weight = _req(raw, "weight", int, f"{where}.")
+    if weight < 0:
+        raise SpecError(f"{where}.weight", "must be >= 0")
+    preds = raw.get("predicates")
+    if not isinstance(preds, list) or not preds:
+        raise SpecError(f"{where}.predicates", "must be a non-empty list of predicates")
+    after_raw = raw.get("after", earlier[-1:] if ordered else [])
+    after = []
+    for a in after_raw:
+        if a not in earlier:
+            raise SpecError(f"{where}.after", f"unknown prerequisite {a!r}; valid choices: {choices(earlier)}")
+        after.append(earlier.index(a))
+    return SubtaskSpec(name, weight, bool(raw.get("must_hold", False)), bool(raw.get("latch_violation", False)),
+                       tuple(parse_predicate(f"{where}.predicates[{j}]", p, ns) for j, p in enumerate(preds)),
+                       tuple(after))
+
+
+def _schedule(raw: Any) -> tuple[Segment, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not raw:
+        raise SpecError("language_schedule", "must be a non-empty list of {text, until_step}")
+    segs = []
+    for i, s in enumerate(raw):
+        last = i == len(raw) - 1
+        text = _req(s, "text", str, f"language_schedule[{i}].")
+        until = s.get("until_step")
+        if not last and not isinstance(until, int):
+            raise SpecError(f"language_schedule[{i}].until_step", "every non-final segment needs an integer until_step")
+        segs.append(Segment(text, until if not last else None))
+    return tuple(segs)
+
+
+def parse_spec(raw: Any, path: str = "<spec>") -> TaskSpec:
+    """Build a checked :class:`TaskSpec` from parsed YAML; errors carry ``path``."""
+    try:
+        return _parse(raw, path)
+    except SpecError as exc:
+        raise exc.at(path) from None
+
+
+def _parse(raw: Any, path: str) -> TaskSpec:
+    if not isinstance(raw, dict):
+        raise SpecError("<top>", "a task spec must be a YAML mapping")
+    extra = sorted(set(raw) - set(TOP_KEYS))
+    if extra:
+        raise SpecError(extra[0], f"unknown field; valid choices: {choices(TOP_KEYS)}")
+    axis = _req(raw, "axis", str, "")
+    if axis not in AXES:
+        raise SpecError("axis", f"unknown axis {axis!r}; valid choices: {choices(AXES)}")
+    objs_raw = _req(raw, "objects", list, "")
+    objects, names = [], []
+    for i, o in enumerate(objs_raw):
+        obj = _parse_object(i, o, names)
+        if obj.name in names:
+            raise SpecError(f"objects[{i}].name", f"duplicate object name {obj.name!r}")
+        objects.append(obj)
+        names.append(obj.name)
+    objects = tuple(objects)
+    events = _events(raw.get("events"), objects)
+    ns = namespace(objects, [e.name for e in events])
+    ordered = bool(raw.get("ordered", False))
+    subs, earlier = [], []
+    for i, s in enumerate(_req(raw, "subtasks", list, "")):
+        subs.append(_subtask(i, s, ns, earlier, ordered))
+        earlier.append(subs[-1].name)
+    total = sum(s.weight for s in subs)
+    if total != 100:
+        raise SpecError("subtasks[*].weight", f"weights must sum to 100, they sum to {total}")
+    distractors = tuple(raw.get("distractors") or ())
+    for d in distractors:
+        if d not in names:
+            raise SpecError("distractors", f"unknown object {d!r}; valid choices: {choices(names)}")
+    max_steps = raw.get("max_steps")
+    if max_steps is not None and (not isinstance(max_steps, int) or max_steps <= 0):
+        raise SpecError("max_steps", f"must be a positive integer, got {max_steps!r}")
+    return TaskSpec(_req(raw, "id", str, ""), axis, _req(raw, "instruction", str, ""), ordered, objects,
+                    tuple(subs), _schedule(raw.get("language_schedule")), max_steps, distractors, tuple(events), path)
+
+
+def load_spec(path: str | Path) -> TaskSpec:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: bad YAML: {exc}") from None
+    spec = parse_spec(raw, str(path))
+    if path.stem != spec.id:
+        raise SpecError("id", f"id {spec.id!r} must match the file name {path.stem!r}", str(path))
+    return spec
+
+
+def spec_paths() -> list[Path]:
+    return sorted(SPEC_DIR.glob("*.yaml"))
+
+
+@lru_cache(maxsize=None)
+def all_specs() -> tuple[TaskSpec, ...]:
+    """Every shipped task spec, sorted by id."""
+    return tuple(load_spec(p) for p in spec_paths())
+
+
+def get_spec(task_id: str) -> TaskSpec:
+    path = SPEC_DIR / f"{task_id}.yaml"
+    if not path.exists():
+        raise ConfigError(f"unknown task {task_id!r}; valid choices: {choices([p.stem for p in spec_paths()])}")
+    return load_spec(path)

@@ -1,0 +1,121 @@
+"""Compiled-task bookkeeping: ids precomputed once, and a cheap per-tick contact view.
+
+``TaskWorld`` maps every geom to an *owner*: a task object (index), the table, a hand or the rest
+of the robot, so predicates ask "does X touch Y" with a set lookup per tick.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from teleop.robot import SIDES
+from teleop.tasks.objects import Shape
+from teleop.tasks.spec import COLOURS, TaskSpec
+
+TABLE_TOP = 0.78
+
+
+@dataclass(frozen=True)
+class ObjectIds:
+    index: int
+    name: str
+    body: int
+    qadr: int | None          # free joint qpos address (7 values), None for fixtures
+    vadr: int | None
+    shape: Shape
+    joint_qadr: int | None    # main joint (articulated)
+    joint_range: tuple[float, float] | None
+    geoms: np.ndarray         # (n,) geom ids of the object's whole subtree
+
+
+class TaskWorld:
+    """Names -> ids for one compiled task model; owners: objects 0..n-1, then the codes below."""
+
+    def __init__(self, spec: TaskSpec, model: mujoco.MjModel, shapes: dict[str, Shape], palm_bodies: dict[str, str]):
+        self.spec, self.model = spec, model
+        n = len(spec.objects)
+        self.TABLE, self.HAND = n, {"left": n + 1, "right": n + 2}
+        self.ROBOT, self.FLOOR, self.NONE = n + 3, n + 4, n + 5
+        self.n_owner = n + 6
+        owner = np.full(model.ngeom, self.NONE, np.int64)
+        body_owner = np.full(model.nbody, -1, np.int64)
+        for side in SIDES:
+            body_owner[model.body(palm_bodies[side]).id] = self.HAND[side]
+        self.objects: dict[str, ObjectIds] = {}
+        for i, o in enumerate(spec.objects):
+            body_owner[model.body(o.name).id] = i
+        for b in range(1, model.nbody):       # subtree ownership: inherit from the nearest owned ancestor
+            if body_owner[b] < 0 and body_owner[model.body_parentid[b]] >= 0:
+                body_owner[b] = body_owner[model.body_parentid[b]]
+        for g in range(model.ngeom):
+            bo = body_owner[model.geom_bodyid[g]]
+            owner[g] = bo if bo >= 0 else (self.ROBOT if model.geom_contype[g] == 2 else self.NONE)
+        owner[model.geom("table_top").id] = self.TABLE
+        owner[model.geom("floor").id] = self.FLOOR
+        self.owner = owner
+        for i, o in enumerate(spec.objects):
+            self.objects[o.name] = self._ids(i, o.name, shapes[o.name], np.flatnonzero(owner == i))
+        self.hand_geoms = {s: np.flatnonzero(owner == self.HAND[s]) for s in SIDES}
+        self.colour_geoms = {o.name: self.objects[o.name].geoms for o in spec.objects}
+        self.base_rgba = model.geom_rgba.copy()
+        self.slots: dict[str, int] = {}
+        self.events: dict = {}
+
+    def _ids(self, i: int, name: str, shape: Shape, geoms: np.ndarray) -> ObjectIds:
+        m = self.model
+        body = m.body(name).id
+        jnt = m.body_jntadr[body]
+        free = jnt >= 0 and m.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_FREE
+        jq, jr = None, None
+        if shape.joint:
+            j = m.joint(shape.joint).id
+            jq, jr = int(m.jnt_qposadr[j]), (float(m.jnt_range[j][0]), float(m.jnt_range[j][1]))
+        return ObjectIds(i, name, body, int(m.jnt_qposadr[jnt]) if free else None,
+                         int(m.jnt_dofadr[jnt]) if free else None, shape, jq, jr, geoms)
+
+    def idx(self, name: str) -> int:
+        return self.objects[name].index
+
+    # -- cheap geometry helpers ----------------------------------------------------------------
+    def pos(self, data: mujoco.MjData, name: str) -> np.ndarray:
+        return data.xpos[self.objects[name].body]
+
+    def bottom_z(self, data: mujoco.MjData, name: str) -> float:
+        return float(data.xpos[self.objects[name].body][2] - self.objects[name].shape.bottom)
+
+    def joint_fraction(self, data: mujoco.MjData, name: str) -> float:
+        o = self.objects[name]
+        lo, hi = o.joint_range
+        return float((data.qpos[o.joint_qadr] - lo) / (hi - lo))
+
+    def colour_rgba(self, name: str) -> tuple:
+        c = self.spec.object(name).colour
+        return COLOURS[c] if c else tuple(self.base_rgba[self.objects[name].geoms[0]])
+
+
+class Frame:
+    """One tick's view: the owner pairs in contact (penetration or touching within ``margin``)."""
+
+    __slots__ = ("world", "data", "tick", "pairs")
+
+    def __init__(self, world: TaskWorld, data: mujoco.MjData, tick: int, margin: float = 0.002):
+        self.world, self.data, self.tick = world, data, tick
+        n = data.ncon
+        if n:
+            con = data.contact
+            geom = con.geom[:n]
+            keep = con.dist[:n] < margin
+            a, b = world.owner[geom[keep, 0]], world.owner[geom[keep, 1]]
+            k = world.n_owner
+            self.pairs = set((np.minimum(a, b) * k + np.maximum(a, b)).tolist())
+        else:
+            self.pairs = set()
+
+    def touching(self, a: int, b: int) -> bool:
+        k = self.world.n_owner
+        return (min(a, b) * k + max(a, b)) in self.pairs
+
+    def touching_any(self, a: int, others) -> bool:
+        return any(self.touching(a, b) for b in others)

@@ -1,0 +1,169 @@
+"""Live 3-D view: MuJoCo renders offscreen on a worker thread; the widget only paints images.
+
+Mouse: left-drag orbits, right- or middle-drag pans, the wheel zooms, double-click re-centres.
+"""
+from __future__ import annotations
+
+import threading
+
+import mujoco
+import numpy as np
+from PyQt6.QtCore import QPointF, Qt, QThread, QTimer, pyqtSignal
+from PyQt6.QtGui import QImage, QPainter
+from PyQt6.QtWidgets import QWidget
+
+MAX_RENDER_WIDTH = 960          # software GL: cap the pixels, scale up for display
+
+
+class OrbitCamera:
+    """Free camera parameters (azimuth/elevation in degrees, distance in metres, look-at point)."""
+
+    def __init__(self, lookat=(0.45, 0.0, 0.95), distance=2.0, azimuth=155.0, elevation=-24.0):
+        self.home = (tuple(lookat), distance, azimuth, elevation)
+        self.lookat, self.distance, self.azimuth, self.elevation = np.array(lookat, float), distance, azimuth, elevation
+
+    def reset(self) -> None:
+        lookat, self.distance, self.azimuth, self.elevation = self.home
+        self.lookat = np.array(lookat, float)
+
+    def orbit(self, dx: float, dy: float) -> None:
+        self.azimuth -= 0.3 * dx
+        self.elevation = float(np.clip(self.elevation - 0.3 * dy, -89.0, 89.0))
+
+    def pan(self, dx: float, dy: float) -> None:
+        az = np.deg2rad(self.azimuth)
+        right = np.array([np.sin(az), -np.cos(az), 0.0])
+        scale = 0.0015 * self.distance
+        self.lookat += scale * (-dx * right + dy * np.array([0.0, 0.0, 1.0]))
+
+    def zoom(self, steps: float) -> None:
+        self.distance = float(np.clip(self.distance * 0.9 ** steps, 0.2, 6.0))
+
+    def to_mjv(self, cam: mujoco.MjvCamera) -> None:
+        cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+        cam.lookat[:] = self.lookat
+        cam.distance, cam.azimuth, cam.elevation = self.distance, self.azimuth, self.elevation
+
+
+class RenderWorker(QThread):
+    """Owns the GL context; renders the newest request, dropping any it could not keep up with."""
+
+    frame_ready = pyqtSignal(QImage)
+
+    def __init__(self, model: mujoco.MjModel):
+        super().__init__()
+        self.model = model
+        self._cond = threading.Condition()
+        self._request = None
+        self._running = True
+        self.frames = 0
+
+    def request(self, qpos: np.ndarray, camera, size: tuple[int, int]) -> None:
+        with self._cond:
+            self._request = (qpos, camera, size)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._running = False
+            self._cond.notify()
+        self.wait(3000)
+
+    def run(self) -> None:
+        data = mujoco.MjData(self.model)
+        renderer, cam = None, mujoco.MjvCamera()
+        while True:
+            with self._cond:
+                while self._running and self._request is None:
+                    self._cond.wait()
+                if not self._running:
+                    break
+                qpos, camera, (w, h) = self._request
+                self._request = None
+            if renderer is None or (renderer.width, renderer.height) != (w, h):
+                if renderer is not None:
+                    renderer.close()
+                renderer = mujoco.Renderer(self.model, h, w)
+            data.qpos[:] = qpos
+            mujoco.mj_forward(self.model, data)
+            if isinstance(camera, str):
+                renderer.update_scene(data, camera=camera)
+            else:
+                camera.to_mjv(cam)
+                renderer.update_scene(data, camera=cam)
+            pixels = np.ascontiguousarray(renderer.render())
+            image = QImage(pixels.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
+            self.frames += 1
+            self.frame_ready.emit(image)
+        if renderer is not None:
+            renderer.close()
+
+
+class Viewport(QWidget):
+    """Shows the scene from the orbit camera (or a named model camera) at up to ``fps``."""
+
+    def __init__(self, model: mujoco.MjModel, snapshot_fn, fps: float = 30.0, parent=None,
+                 camera: str | None = None, max_width: int = MAX_RENDER_WIDTH):
+        super().__init__(parent)
+        self.setMinimumSize(320, 240)
+        self.orbit = OrbitCamera()
+        self.fixed_camera = camera
+        self._snapshot_fn = snapshot_fn
+        self._max_width = max_width
+        self._image: QImage | None = None
+        self._last_mouse: QPointF | None = None
+        self.worker = RenderWorker(model)
+        self.worker.frame_ready.connect(self._on_frame)
+        self.worker.start()
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._request_frame)
+        self._timer.start(int(1000 / fps))
+
+    def render_size(self) -> tuple[int, int]:
+        w, h = max(self.width(), 64), max(self.height(), 48)
+        scale = min(1.0, self._max_width / w)
+        return max(64, int(w * scale)), max(48, int(h * scale))
+
+    def shutdown(self) -> None:
+        self._timer.stop()
+        self.worker.stop()
+
+    def _request_frame(self) -> None:
+        if self.isVisible():
+            camera = self.fixed_camera or self.orbit
+            self.worker.request(self._snapshot_fn().qpos, camera, self.render_size())
+
+    def _on_frame(self, image: QImage) -> None:
+        self._image = image
+        self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), Qt.GlobalColor.black)
+        if self._image is not None:
+            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+            painter.drawImage(self.rect(), self._image)
+        painter.end()
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        self._last_mouse = event.position()
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        self._last_mouse = None
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
+        self.orbit.reset()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        if self._last_mouse is None or self.fixed_camera:
+            return
+        delta = event.position() - self._last_mouse
+        self._last_mouse = event.position()
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self.orbit.orbit(delta.x(), delta.y())
+        elif event.buttons() & (Qt.MouseButton.RightButton | Qt.MouseButton.MiddleButton):
+            self.orbit.pan(delta.x(), delta.y())
+
+    def wheelEvent(self, event) -> None:  # noqa: N802
+        if not self.fixed_camera:
+            self.orbit.zoom(event.angleDelta().y() / 120.0)

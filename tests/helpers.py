@@ -68,11 +68,13 @@ POWER_GRASP = {"thumb_cmc_flex": -1.3, "thumb_cmc_abd": 0.2, "thumb_mcp_flex": -
 OPEN_HAND = {"thumb_cmc_flex": -0.9, "thumb_cmc_abd": -0.2, "mcp_flex": 0.0, "pip": -0.1, "dip": -0.05}
 
 
-def run_segment(sim: Sim, start: np.ndarray, end: np.ndarray, seconds: float, log=None) -> np.ndarray:
-    """Interpolate targets linearly from start to end over ``seconds`` of control ticks."""
+def run_segment(sim: Sim, start: np.ndarray, end: np.ndarray, seconds: float, step=None) -> np.ndarray:
+    """Interpolate targets linearly from start to end over ``seconds`` of control ticks.
+
+    ``step(action)`` defaults to ``sim.step``; pass a task runtime's or a recorder's to score/record.
+    """
+    step = step or sim.step
     n = max(1, int(round(seconds * sim.scene.params.physics.control_hz)))
     for k in range(1, n + 1):
-        sim.step(start + (end - start) * k / n)
-        if log is not None:
-            log.append(sim.data.qpos.copy())
+        step(start + (end - start) * k / n)
     return end

@@ -1,0 +1,1 @@
+"""Takes (crash-safe recording, HDF5 files), their index, replay, validation and export."""

@@ -1,0 +1,10 @@
+"""Errors about take files and datasets; messages name the file and the field."""
+from teleop.errors import TeleopError
+
+
+class TakeError(TeleopError):
+    """A take file or journal is missing, truncated, corrupted or inconsistent."""
+
+    def __init__(self, path, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = str(path)

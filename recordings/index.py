@@ -1,0 +1,108 @@
+"""SQLite index of takes (WAL mode). The HDF5 files are the truth; ``rebuild`` re-reads them all."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from recordings.takefile import Take
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS takes (
+    take_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, operator TEXT NOT NULL, device TEXT,
+    seed_index INTEGER, episode_index INTEGER, status TEXT NOT NULL, reason TEXT, report TEXT,
+    score REAL, strict_success INTEGER, ticks INTEGER, duration_s REAL, interrupted INTEGER,
+    created REAL, updated REAL, path TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS takes_task ON takes(task_id, status);
+"""
+ORDER_COLUMNS = ("created", "task_id", "status", "score", "duration_s", "operator")
+
+
+@dataclass(frozen=True)
+class TakeRow:
+    take_id: str
+    task_id: str
+    operator: str
+    device: str
+    seed_index: int
+    episode_index: int
+    status: str
+    reason: str
+    report: dict
+    score: float | None
+    strict_success: int | None
+    ticks: int
+    duration_s: float
+    interrupted: bool
+    created: float
+    updated: float
+    path: str
+
+
+class TakeIndex:
+    def __init__(self, db_path: Path):
+        self.db_path = Path(db_path)
+        self._db: sqlite3.Connection | None = None
+
+    def open(self) -> "TakeIndex":
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(SCHEMA)
+        return self
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def upsert(self, take: Take) -> None:
+        """Insert or refresh one take's row from the file's contents."""
+        meta, review = take.meta, take.review
+        progress = take.arrays["progress"]
+        report = review.report or {}
+        score = report.get("progress", float(progress[-1]) if len(progress) else None)
+        row = (meta.take_id, meta.task_id, meta.operator, meta.device, meta.seed_index, meta.episode_index,
+               review.status, review.reason, json.dumps(report), score, report.get("strict_success"),
+               take.length, take.length / meta.control_hz, int(take.interrupted), meta.created,
+               review.updated or meta.created, str(take.path))
+        self._db.execute("INSERT OR REPLACE INTO takes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+
+    def remove(self, take_id: str) -> None:
+        self._db.execute("DELETE FROM takes WHERE take_id = ?", (take_id,))
+
+    def get(self, take_id: str) -> TakeRow | None:
+        rows = self._select("WHERE take_id = ?", (take_id,))
+        return rows[0] if rows else None
+
+    def query(self, task_id: str | None = None, status: str | None = None, operator: str | None = None,
+              order_by: str = "created", descending: bool = False) -> list[TakeRow]:
+        if order_by not in ORDER_COLUMNS:
+            raise ValueError(f"order_by {order_by!r} is not one of {', '.join(ORDER_COLUMNS)}")
+        clauses, args = [], []
+        for column, value in (("task_id", task_id), ("status", status), ("operator", operator)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        return self._select(f"{where} ORDER BY {order_by} {'DESC' if descending else 'ASC'}", tuple(args))
+
+    def counts(self, status: str) -> dict[str, int]:
+        """task_id -> number of takes with ``status``."""
+        cur = self._db.execute("SELECT task_id, COUNT(*) FROM takes WHERE status = ? GROUP BY task_id", (status,))
+        return dict(cur.fetchall())
+
+    def clear(self) -> None:
+        self._db.execute("DELETE FROM takes")
+
+    def _select(self, tail: str, args: tuple) -> list[TakeRow]:
+        cur = self._db.execute(f"SELECT * FROM takes {tail}", args)
+        rows = []
+        for r in cur.fetchall():
+            r = list(r)
+            r[8] = json.loads(r[8] or "{}")
+            r[13] = bool(r[13])
+            rows.append(TakeRow(*r))
+        return rows

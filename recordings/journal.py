@@ -1,0 +1,135 @@
+"""Append-only tick journal: the crash-safe half of a take while it is being recorded.
+
+A journal is a folder ``<take_id>.partial/`` holding ``header.json`` (written atomically before the
+first tick) and ``ticks.bin``: a sequence of records ``[b"TKRC", u32 length, u32 crc32, payload]``.
+The payload packs one tick's columns in the order and layout the header lists. The writer calls
+``fsync`` at least once a second, so a crash or ``kill -9`` loses at most the last second; a torn
+record at the tail fails its length or CRC check and is dropped on reading, never misread.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from recordings.errors import TakeError
+
+MAGIC = b"TKRC"
+RECORD_HEAD = struct.Struct("<4sII")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: str              # numpy dtype string, e.g. "<f4"
+    shape: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.dtype(self.dtype).itemsize * int(np.prod(self.shape, dtype=np.int64)))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class JournalWriter:
+    """Appends tick records; ``flush_interval`` seconds bounds what a crash can lose."""
+
+    def __init__(self, folder: Path, header: dict, columns: list[Column], flush_interval: float = 0.5):
+        self.folder = Path(folder)
+        self.columns = columns
+        self.flush_interval = flush_interval
+        self._fh = None
+        self._header = {**header, "columns": [[c.name, c.dtype, list(c.shape)] for c in columns]}
+        self._last_sync = 0.0
+        self.ticks = 0
+
+    def open(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=False)
+        atomic_write_text(self.folder / "header.json", json.dumps(self._header))
+        self._fh = open(self.folder / "ticks.bin", "ab")
+        self._last_sync = time.monotonic()
+
+    def append(self, values: dict[str, np.ndarray]) -> None:
+        parts = []
+        for col in self.columns:
+            arr = np.asarray(values[col.name], dtype=col.dtype)
+            if arr.shape != col.shape:
+                raise ValueError(f"column {col.name!r}: shape {arr.shape}, expected {col.shape}")
+            parts.append(arr.tobytes())
+        payload = b"".join(parts)
+        self._fh.write(RECORD_HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload)
+        self.ticks += 1
+        if time.monotonic() - self._last_sync >= self.flush_interval:
+            self.sync()
+
+    def sync(self) -> None:
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self.sync()
+            self._fh.close()
+            self._fh = None
+
+
+@dataclass(frozen=True)
+class JournalContents:
+    header: dict
+    columns: list[Column]
+    arrays: dict[str, np.ndarray]   # name -> (T, *shape)
+    ticks: int
+    dropped_tail_bytes: int         # bytes of a torn last record that were ignored
+
+
+def read_journal(folder: Path) -> JournalContents:
+    """Every complete, CRC-valid record; a torn tail is counted and ignored."""
+    folder = Path(folder)
+    try:
+        header = json.loads((folder / "header.json").read_text())
+        raw = (folder / "ticks.bin").read_bytes() if (folder / "ticks.bin").exists() else b""
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TakeError(folder, f"unreadable journal header: {exc}") from exc
+    columns = [Column(n, d, tuple(s)) for n, d, s in header.get("columns", [])]
+    if not columns:
+        raise TakeError(folder / "header.json", "field 'columns' is missing or empty")
+    size = sum(c.nbytes for c in columns)
+    records, offset = [], 0
+    while offset + RECORD_HEAD.size <= len(raw):
+        magic, length, crc = RECORD_HEAD.unpack_from(raw, offset)
+        start = offset + RECORD_HEAD.size
+        payload = raw[start:start + length]
+        if magic != MAGIC or length != size or len(payload) != length or zlib.crc32(payload) != crc:
+            break
+        records.append(payload)
+        offset = start + length
+    buf = np.frombuffer(b"".join(records), dtype=np.uint8).reshape(len(records), size)
+    arrays, col_offset = {}, 0
+    for col in columns:
+        chunk = buf[:, col_offset:col_offset + col.nbytes]
+        arrays[col.name] = np.ascontiguousarray(chunk).view(col.dtype).reshape(len(records), *col.shape)
+        col_offset += col.nbytes
+    return JournalContents(header, columns, arrays, len(records), len(raw) - offset)

@@ -1,0 +1,81 @@
+"""Recording a take: ticks go to a crash-safe journal, ``finish()`` makes the HDF5 file."""
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import h5py
+import mujoco
+import numpy as np
+
+from recordings.journal import JournalWriter
+from recordings.takefile import TakeMeta, finalize_journal
+
+
+def new_take_id(task_id: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{task_id[:40]}-{secrets.token_hex(3)}"
+
+
+def software_versions() -> dict:
+    try:
+        app = version("bidex-teleop")
+    except PackageNotFoundError:
+        app = "dev"
+    return {"mujoco": mujoco.__version__, "numpy": np.__version__, "h5py": h5py.__version__, "app": app}
+
+
+class TakeWriter:
+    """Records one take: ``append`` per tick (crash-safe), then ``finish`` or ``abort``."""
+
+    def __init__(self, root: Path, meta: TakeMeta, flush_interval: float = 0.5):
+        self.root = Path(root)
+        self.meta = replace(meta, created=meta.created or time.time(), software=meta.software or software_versions())
+        self.journal = JournalWriter(self.root / f"{meta.take_id}.partial", self._header(), self.meta.columns(),
+                                     flush_interval)
+
+    def _header(self) -> dict:
+        return {"meta": self.meta.to_json(), "model_xml": self.meta.model_xml,
+                "initial_state": list(self.meta.initial_state)}
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.journal.close()    # an unfinished take stays as a journal: recoverable, never lost
+
+    def open(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.journal.open()
+
+    def append(self, **values) -> None:
+        self.journal.append(values)
+
+    @property
+    def ticks(self) -> int:
+        return self.journal.ticks
+
+    def finish(self) -> Path:
+        """Close the journal and make the final HDF5 file atomically; returns its path."""
+        self.journal.close()
+        return finalize_journal(self.journal.folder, interrupted=False)
+
+    def abort(self) -> Path:
+        """Stop recording but keep everything: the journal becomes an interrupted take."""
+        self.journal.close()
+        return finalize_journal(self.journal.folder, interrupted=True)
+
+
+def meta_for_episode(sim, task_id: str, seed_index: int, episode_index: int, operator: str,
+                     instructions: tuple[str, ...], subtask_names: tuple[str, ...],
+                     frame_columns: tuple[str, ...] = (), device: str = "unknown", **extra) -> TakeMeta:
+    """Metadata for a take that starts from ``sim``'s current state (call right after reset)."""
+    return TakeMeta(take_id=new_take_id(task_id), task_id=task_id, seed_index=seed_index,
+                    episode_index=episode_index, operator=operator, model_xml=sim.scene.xml,
+                    model_fingerprint=sim.scene.fingerprint, initial_state=tuple(sim.get_state()),
+                    instructions=tuple(instructions), subtask_names=tuple(subtask_names),
+                    frame_columns=tuple(frame_columns), device=device,
+                    control_hz=sim.scene.params.physics.control_hz, **extra)

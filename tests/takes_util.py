@@ -1,0 +1,33 @@
+"""Build real takes quickly for tests: the real Sim, a smooth random action stream."""
+from __future__ import annotations
+
+import numpy as np
+
+from recordings.take import meta_for_episode
+from recordings.takefile import FLAGS, TIMING
+from teleop.seeding import stable_rng
+from teleop.sim import Sim
+
+SUBTASKS = ("reach", "hold")
+FRAME_COLUMNS = ("t", "seq", "engage")
+
+
+def record_take(store, sim: Sim, ticks: int = 30, name: str = "take", task_id: str = "test_task",
+                finish: bool = True):
+    """Record ``ticks`` ticks of a smooth random walk; returns (path or writer, actions)."""
+    sim.reset(0)
+    meta = meta_for_episode(sim, task_id, 0, 0, "tester", ("Do the thing.", "Now the other."), SUBTASKS,
+                            FRAME_COLUMNS, device="synthetic")
+    rng = stable_rng(name)
+    actions = np.clip(sim.joint_positions + np.cumsum(rng.normal(0, 0.01, (ticks, 58)), axis=0),
+                      sim.ctrl_low, sim.ctrl_high).astype(np.float32)
+    writer = store.writer(meta)
+    writer.open()
+    for t, action in enumerate(actions):
+        state, obs = sim.get_state(), sim.observation()
+        sim.step(action)
+        writer.append(actions=action, states=state, obs=obs,
+                      instruction=int(t >= ticks // 2), subtasks=np.array([t > 5, t > 20], np.uint8),
+                      progress=50.0 * (t > 5) + 50.0 * (t > 20), timing=np.arange(len(TIMING)) + t,
+                      frame=np.array([t * 0.04, t, 1.0]), flags=np.array([1, 0, 0], np.uint8))
+    return (writer.finish() if finish else writer), actions

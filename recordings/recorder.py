@@ -5,6 +5,7 @@ steps the runtime (physics + scene events + scoring) and appends the tick to the
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -42,18 +43,21 @@ class EpisodeRecorder:
 
     def record(self, action: np.ndarray, timing: dict | None = None, frame: np.ndarray | None = None,
                flags: dict | None = None):
-        """Step the runtime with ``action`` and append the tick; returns the runtime's TickScore.
+        """Step the runtime with ``action`` and append the tick.
 
-        The action is rounded to float32 BEFORE it is applied: the take stores float32 actions, and
-        replay must apply exactly what the live run applied to be bit-exact.
+        Returns (TickScore, physics ms, scoring ms). The action is rounded to float32 BEFORE it is
+        applied: the take stores float32 actions, and replay must apply exactly what was applied.
         """
         action = np.asarray(action, dtype=np.float32)
         sim = self.rt.sim
         state, obs = sim.get_state(), sim.observation()
         instruction = self.instructions.index(self.rt.instruction)
-        self.rt.step(action)
-        score = self.rt.last
-        timing = timing or {}
+        t0 = time.perf_counter()
+        sim.step(action)
+        t1 = time.perf_counter()
+        score = self.rt.after_step()
+        t2 = time.perf_counter()
+        timing = {**(timing or {}), "physics_ms": (t1 - t0) * 1e3, "score_ms": (t2 - t1) * 1e3}
         flags = flags or {}
         self.writer.append(
             actions=action, states=state, obs=obs, instruction=instruction,
@@ -61,7 +65,7 @@ class EpisodeRecorder:
             timing=np.array([timing.get(k, 0.0) for k in TIMING]),
             frame=np.zeros(self._frame_dim) if frame is None else frame,
             flags=np.array([bool(flags.get(k, k == "engaged")) for k in FLAGS], np.uint8))
-        return score
+        return score, timing["physics_ms"], timing["score_ms"]
 
     def finish(self) -> Take:
         """Make the take final (atomic) and index it."""

@@ -1,0 +1,74 @@
+"""The ``synthetic`` device: plays a scripted operator, ``stream(t, sequence, received)`` -> frame.
+
+Two clocks: ``lockstep`` (each ``read()`` advances virtual time by ``dt``: deterministic, as fast
+as the loop runs; used by tests, benchmarks and ``teleop record --device synthetic``) and
+``realtime`` (a reader thread produces frames at ``rate_hz`` from the wall clock, like a headset).
+The device knows nothing about robots: it only plays what the stream function returns.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from devices.base import BackgroundReader, Device, DeviceError, LatestFrame, Reading, register_device
+from devices.frame import OperatorFrame
+from teleop.errors import choices
+
+Stream = Callable[[float, int, float], OperatorFrame]
+CLOCKS = ("lockstep", "realtime")
+
+
+@register_device("synthetic")
+class SyntheticOperator(Device):
+    def __init__(self, stream: Stream, duration: float, clock: str = "lockstep", dt: float = 0.04,
+                 rate_hz: float = 60.0, stale_after: float = 0.2):
+        if clock not in CLOCKS:
+            raise DeviceError(f"clock {clock!r} is not one of {choices(CLOCKS)}")
+        self.stream, self.duration, self.clock = stream, duration, clock
+        self.dt, self.rate_hz = dt, rate_hz
+        self._slot = LatestFrame(stale_after)
+        self._reader: BackgroundReader | None = None
+        self._connected = False
+        self._sequence = 0
+        self._t0 = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self._sequence * (self.dt if self.clock == "lockstep" else 1 / self.rate_hz) > self.duration
+
+    def connect(self) -> None:
+        self._connected = True
+        self._sequence = 0
+        self._t0 = time.monotonic()
+        if self.clock == "realtime":
+            self._reader = BackgroundReader("synthetic-operator", self._produce)
+            self._reader.start()
+
+    def _produce(self, timeout: float) -> None:
+        t = time.monotonic() - self._t0
+        self._slot.put(self.stream(min(t, self.duration), self._sequence, time.monotonic()))
+        self._sequence += 1
+        time.sleep(max(0.0, self._t0 + self._sequence / self.rate_hz - time.monotonic()))
+
+    def read(self) -> Reading:
+        if not self._connected:
+            raise DeviceError("synthetic operator: read() before connect()")
+        if self.clock == "lockstep":
+            t = min(self._sequence * self.dt, self.duration)
+            frame = self.stream(t, self._sequence, time.monotonic())
+            self._sequence += 1
+            return Reading(frame, 0.0, False)
+        return self._slot.get()
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.stop()
+            self._reader = None
+        self._connected = False
+
+    @property
+    def is_connected(self) -> bool:
+        return self._connected
+
+    def stats(self) -> dict:
+        return {"frames": self._sequence}

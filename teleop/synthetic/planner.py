@@ -1,0 +1,153 @@
+"""Script steps -> per-hand keyframe timelines in robot space (palm pose, grip, grasp shape)."""
+from __future__ import annotations
+
+import numpy as np
+
+from teleop.errors import ConfigError
+from teleop.robot import SIDES
+from teleop.synthetic.motion import Key, Timeline
+from teleop.synthetic.scene_query import SceneQuery
+from teleop.synthetic.script import Script, Step
+
+SPEED = 0.35            # m/s: an unhurried reach
+MIN_MOVE_S = 0.4
+SETTLE_S = 1.0          # still hands at the start, like an operator who has just engaged
+
+
+def palm_rotation(pitch: float, yaw: float = 0.0) -> np.ndarray:
+    """Palm toward the table, fingers forward (+x) turned by ``yaw`` and tipped down by ``pitch``."""
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    z = np.array([np.cos(pitch) * cy, np.cos(pitch) * sy, -np.sin(pitch)])
+    x = np.array([-np.sin(pitch) * cy, -np.sin(pitch) * sy, -np.cos(pitch)])
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+class SidePlan:
+    """One hand's keyframes, appended step by step."""
+
+    def __init__(self, start: Key):
+        self.keys = [start]
+
+    @property
+    def last(self) -> Key:
+        return self.keys[-1]
+
+    @property
+    def t(self) -> float:
+        return self.last.t
+
+    def go(self, pos=None, rot=None, grip=None, grasp=None, duration=None) -> None:
+        last = self.last
+        pos = last.pos if pos is None else np.asarray(pos, float)
+        if duration is None:
+            duration = max(MIN_MOVE_S, float(np.linalg.norm(pos - last.pos)) / SPEED)
+        self.keys.append(Key(last.t + duration, pos, last.rot if rot is None else rot,
+                             last.grip if grip is None else grip, last.grasp if grasp is None else grasp))
+
+    def wait(self, seconds: float) -> None:
+        self.go(duration=seconds)
+
+
+class Planner:
+    def __init__(self, query: SceneQuery, start: dict[str, Key], tip_offset):
+        self.q = query
+        self.sides = {s: SidePlan(start[s]) for s in SIDES}
+        self.home = dict(start)
+        self._tip_offset = tip_offset          # (side, grasp, finger) -> (3,) tip in the palm frame
+        self._auto = "right"
+        self._held: dict[str, tuple[str, np.ndarray]] = {}   # side -> (object, object - palm offset)
+
+    def plan(self, script: Script) -> dict[str, Timeline]:
+        for plan in self.sides.values():
+            plan.wait(SETTLE_S)          # engage, let the robot ease in, then move
+        for i, step in enumerate(script.steps):
+            side = self._side(step)
+            if step.sync:
+                t = max(p.t for p in self.sides.values())
+                for plan in self.sides.values():
+                    if t > plan.t:
+                        plan.wait(t - plan.t)
+            handler = getattr(self, f"_{step.do}")
+            try:
+                handler(self.sides[side], side, step.args)
+            except KeyError as exc:
+                raise ConfigError(f"{script.path}: steps[{i}] ({step.do}) needs argument {exc}") from None
+        end = max(p.t for p in self.sides.values()) + 1.0
+        for plan in self.sides.values():
+            plan.wait(end - plan.t)
+        return {s: Timeline(p.keys) for s, p in self.sides.items()}
+
+    def _side(self, step: Step) -> str:
+        if step.side != "auto":
+            self._auto = step.side
+            return step.side
+        name = step.args.get("object")
+        if name is not None and name not in {held for held, _ in self._held.values()}:
+            self._auto = "left" if self.q.position(name)[1] >= 0 else "right"
+        return self._auto
+
+    # -- steps ---------------------------------------------------------------------------------
+    def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        name = a["object"]
+        rot = palm_rotation(a.get("pitch", 0.6), a.get("yaw", 0.0))
+        centre = self.q.position(name)
+        top = self.q.top(name)
+        grip_at = np.array([centre[0] - a.get("reach", 0.10), centre[1], top + a.get("height", 0.11) - 0.05])
+        grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
+        plan.go(grip_at + [0, 0, a.get("clearance", 0.10)], rot, grip=0.0, grasp=a.get("grasp", "power"))
+        plan.go(grip_at, duration=a.get("descend_s", 0.8))
+        plan.go(grip=1.0, duration=a.get("close_s", 0.8))
+        plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 0.8))
+        self._held[side] = (name, centre - grip_at)
+
+    def _place(self, plan: SidePlan, side: str, a: dict) -> None:
+        target = a["target"]
+        lo, hi = self.q.extent(target)
+        centre = (lo + hi) / 2 + np.r_[np.asarray(a.get("offset", (0.0, 0.0)), float), 0.0]
+        # The held object keeps its offset from the palm: put the OBJECT above the target centre.
+        _, grip_offset = self._held.get(side, (None, np.zeros(3)))
+        above = np.r_[centre[:2], hi[2] + a.get("above", 0.15)] - grip_offset
+        plan.go(above, grip=1.0)
+        plan.go(above - [0, 0, a.get("lower", 0.08)], duration=a.get("lower_s", 0.8))
+        plan.go(grip=0.0, duration=a.get("open_s", 0.6))
+        plan.go(plan.last.pos + [0, 0, a.get("retreat", 0.10)], duration=0.6)
+        self._held.pop(side, None)
+
+    def _press(self, plan: SidePlan, side: str, a: dict) -> None:
+        name = a["object"]
+        rot = palm_rotation(a.get("pitch", 1.25), a.get("yaw", 0.0))
+        tip = rot @ self._tip_offset(side, "point", "index")
+        top = np.r_[self.q.position(name)[:2], self.q.top(name)]
+        hover = top + [0, 0, a.get("hover", 0.04)] - tip
+        plan.go(hover + [0, 0, 0.06], rot, grip=1.0, grasp="point")
+        plan.go(hover, duration=0.5)
+        for _ in range(int(a.get("times", 1))):
+            plan.go(top - [0, 0, a.get("depth", 0.012)] - tip, duration=a.get("down_s", 0.35))
+            plan.go(hover, duration=a.get("up_s", 0.35))
+        plan.go(hover + [0, 0, 0.08], duration=0.5)
+
+    def _pull(self, plan: SidePlan, side: str, a: dict) -> None:
+        self._grasp(plan, side, {**a, "lift": 0.0})
+        direction = np.asarray(a.get("direction", (-1.0, 0.0, 0.0)), float)
+        plan.go(plan.last.pos + direction / np.linalg.norm(direction) * a.get("distance", 0.15),
+                duration=a.get("pull_s", 1.5))
+        plan.go(grip=0.0, duration=0.5)
+        plan.go(plan.last.pos + [0, 0, 0.1], duration=0.6)
+        self._held.pop(side, None)
+
+    def _move(self, plan: SidePlan, side: str, a: dict) -> None:
+        base = self.q.position(a["object"]) if "object" in a else plan.last.pos
+        pos = base + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
+        rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
+        plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
+
+    def _release(self, plan: SidePlan, side: str, a: dict) -> None:
+        plan.go(grip=0.0, duration=a.get("seconds", 0.5))
+        self._held.pop(side, None)
+
+    def _wait(self, plan: SidePlan, side: str, a: dict) -> None:
+        plan.wait(float(a["seconds"]))
+
+    def _rest(self, plan: SidePlan, side: str, a: dict) -> None:
+        home = self.home[side]
+        plan.go(home.pos, home.rot, grip=0.0)

@@ -13,6 +13,16 @@ from teleop.synthetic.scene_query import SceneQuery
 from teleop.synthetic.script import Script, load_script
 
 
+def segment_starts(spec, dt: float) -> tuple[float, ...]:
+    """When each instruction segment starts showing, in seconds."""
+    if not spec.language_schedule:
+        return (0.0,)
+    starts, t = [0.0], 0.0
+    for seg in spec.language_schedule[:-1]:
+        starts.append(seg.until_step * dt)
+    return tuple(starts)
+
+
 def plan_episode(runtime, retargeter, script: Script | None = None, seed: int = 0,
                  noise: HumanNoise = HumanNoise()) -> HumanStream:
     """Plan the current (just reset) episode of ``runtime``'s task; returns the human stream."""
@@ -23,7 +33,7 @@ def plan_episode(runtime, retargeter, script: Script | None = None, seed: int = 
     for side in SIDES:
         site = data.site(scene.layout.ee_sites[side])
         start[side] = Key(0.0, site.xpos.copy(), site.xmat.reshape(3, 3).copy(), 1.0, "ready")
-    planner = Planner(SceneQuery(scene.model, data), start, shapes.tip)
+    planner = Planner(SceneQuery(scene.model, data), start, shapes.tip, segment_starts(runtime.spec, scene.control_dt))
     timelines = planner.plan(script)
     rng = stable_rng("synthetic-operator", runtime.spec.id, seed)
     return HumanStream(retargeter, shapes, timelines, rng, noise)

@@ -49,12 +49,13 @@ class SidePlan:
 
 
 class Planner:
-    def __init__(self, query: SceneQuery, start: dict[str, Key], tip_offset):
+    def __init__(self, query: SceneQuery, start: dict[str, Key], tip_offset, segment_starts=(0.0,)):
         self.q = query
         self.sides = {s: SidePlan(start[s]) for s in SIDES}
         self.home = dict(start)
         self._tip_offset = tip_offset          # (side, grasp, finger) -> (3,) tip in the palm frame
         self._auto = "right"
+        self.segment_starts = tuple(segment_starts)   # seconds at which each instruction segment begins
         self._held: dict[str, tuple[str, np.ndarray]] = {}   # side -> (object, object - palm offset)
 
     def plan(self, script: Script) -> dict[str, Timeline]:
@@ -94,7 +95,7 @@ class Planner:
         top = self.q.top(name)
         grip_at = np.array([centre[0] - a.get("reach", 0.10), centre[1], top + a.get("height", 0.11) - 0.05])
         grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
-        plan.go(grip_at + [0, 0, a.get("clearance", 0.10)], rot, grip=0.0, grasp=a.get("grasp", "power"))
+        plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=0.0, grasp=a.get("grasp", "power"))
         plan.go(grip_at, duration=a.get("descend_s", 0.8))
         plan.go(grip=1.0, duration=a.get("close_s", 0.8))
         plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 0.8))
@@ -109,7 +110,7 @@ class Planner:
         above = np.r_[centre[:2], hi[2] + a.get("above", 0.15)] - grip_offset
         plan.go(above, grip=1.0)
         plan.go(above - [0, 0, a.get("lower", 0.08)], duration=a.get("lower_s", 0.8))
-        plan.go(grip=0.0, duration=a.get("open_s", 0.6))
+        self._let_go(plan, a)
         plan.go(plan.last.pos + [0, 0, a.get("retreat", 0.10)], duration=0.6)
         self._held.pop(side, None)
 
@@ -131,7 +132,7 @@ class Planner:
         direction = np.asarray(a.get("direction", (-1.0, 0.0, 0.0)), float)
         plan.go(plan.last.pos + direction / np.linalg.norm(direction) * a.get("distance", 0.15),
                 duration=a.get("pull_s", 1.5))
-        plan.go(grip=0.0, duration=0.5)
+        self._let_go(plan, a)
         plan.go(plan.last.pos + [0, 0, 0.1], duration=0.6)
         self._held.pop(side, None)
 
@@ -142,11 +143,24 @@ class Planner:
         plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
 
     def _release(self, plan: SidePlan, side: str, a: dict) -> None:
-        plan.go(grip=0.0, duration=a.get("seconds", 0.5))
+        self._let_go(plan, a)
         self._held.pop(side, None)
 
+    @staticmethod
+    def _let_go(plan: SidePlan, a: dict) -> None:
+        """Open the hand, then swing the thumb out of the palm so nothing stays wedged in it."""
+        plan.go(grip=0.0, duration=a.get("open_s", 0.5))
+        plan.go(grip=1.0, grasp="release", duration=a.get("spread_s", 0.4))
+
     def _wait(self, plan: SidePlan, side: str, a: dict) -> None:
-        plan.wait(float(a["seconds"]))
+        """``seconds: s``, or ``until_segment: k``: until instruction segment k shows (+ ``react``)."""
+        if "until_segment" in a:
+            k = int(a["until_segment"])
+            if not 0 <= k < len(self.segment_starts):
+                raise ConfigError(f"until_segment {k}: the task has {len(self.segment_starts)} instruction segments")
+            plan.wait(max(0.0, self.segment_starts[k] + a.get("react", 0.8) - plan.t))
+        else:
+            plan.wait(float(a["seconds"]))
 
     def _rest(self, plan: SidePlan, side: str, a: dict) -> None:
         home = self.home[side]

@@ -57,7 +57,7 @@ class SyntheticOperator(Device):
             t = min(self._sequence * self.dt, self.duration)
             frame = self.stream(t, self._sequence, time.monotonic())
             self._sequence += 1
-            return Reading(frame, 0.0, False)
+            return Reading(frame, 0.0, False, self._sequence)
         return self._slot.get()
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from devices.codec import FRAME_COLUMNS, frame_to_vector
+from devices.replay import ReplayDevice
 from devices.engage import EngageConfig, EngageGate, EngageState
 from teleop.operator_map import operator_input, operator_wrists
 
@@ -96,13 +97,14 @@ class Session:
         t0 = time.perf_counter()
         reading = self.device.read()
         anchor = None
-        if self.gate.state in (EngageState.DISENGAGED, EngageState.ARMING) or self.gate.state is EngageState.HOLD:
+        if self.gate.state in (EngageState.DISENGAGED, EngageState.ARMING, EngageState.HOLD):
             anchor = operator_wrists(self.retargeter, self._robot_wrists(), reading.frame)
-        decision = self.gate.observe(reading, time.monotonic(), robot_wrists=anchor)
+        # The gate's clock is control time, not the wall: a replay then makes the same decisions.
+        decision = self.gate.observe(reading, self.rt.sim.tick * self.dt, robot_wrists=anchor)
         result, retarget_ms = self._retarget(decision)
         target = None if result is None else result.targets
         self.action = self.gate.command(target, self.action, self.dt).astype(np.float32).astype(np.float64)
-        flags = {"engaged": decision.follow, "held": not decision.follow, "stale": decision.marked}
+        flags = {"engaged": decision.follow, "held": not decision.follow, "stale": reading.stale}
         score, physics_ms, score_ms = self._advance(reading, flags, retarget_ms)
         tick_ms = (time.perf_counter() - t0) * 1e3
         report = self._report(reading, decision, result, retarget_ms, physics_ms, score_ms, tick_ms, score)
@@ -145,3 +147,12 @@ class Session:
             if until_done and reports[-1].done:
                 break
         return reports
+
+
+def replay_device(take, **options) -> ReplayDevice:
+    """A replay device that feeds a recorded take's frames with the ages and stale flags it had."""
+    from recordings.takefile import FLAGS, TIMING
+
+    ages = np.maximum(take.arrays["timing"][:, TIMING.index("frame_age_ms")], 0.0)
+    stale = take.arrays["flags"][:, FLAGS.index("stale")].astype(bool)
+    return ReplayDevice(take.arrays["frame"], ages, stale, **options)

@@ -54,7 +54,7 @@ def _check_one(field: str, kind: str, value: Any, ns: NameSpace, parse_predicate
     if kind in ("object", "container", "articulated"):
         valid = {"object": ns.objects, "container": ns.containers, "articulated": ns.articulated}[kind]
         if not isinstance(value, str) or value not in valid:
-            raise SpecError(field, f"unknown {kind} {value!r}; valid choices: {choices(valid)}")
+            raise SpecError(field, f"unknown {kind} {value!r}; valid choices: {choices(valid) or f'none (no {kind} in this spec)'}")
         return value
     if kind == "objects":
         if not isinstance(value, list) or not value:

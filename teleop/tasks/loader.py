@@ -19,11 +19,11 @@ SUBTASK_KEYS = ("name", "weight", "must_hold", "latch_violation", "predicates", 
 
 def _events(raw: Any, ns_objects) -> list[EventSpec]:
     from teleop.tasks.events import EVENTS
-    if raw is None:
-        return []
+    raw = [] if raw is None else raw
     if not isinstance(raw, list):
         raise SpecError("events", "must be a list")
-    out, names = [], []
+    out = []
+    names = [f"{o.name}.presses" for o in ns_objects if o.kind == "button"]   # automatic press counters
     for i, ev in enumerate(raw):
         where = f"events[{i}]"
         if not isinstance(ev, dict) or ev.get("type") not in EVENTS:
@@ -98,14 +98,14 @@ def _parse(raw: Any, path: str) -> TaskSpec:
     objs_raw = _req(raw, "objects", list, "")
     objects, names = [], []
     for i, o in enumerate(objs_raw):
-        obj = _parse_object(i, o, names)
+        obj = _parse_object(i, o, names, tuple(x.name for x in objects if x.fixed))
         if obj.name in names:
             raise SpecError(f"objects[{i}].name", f"duplicate object name {obj.name!r}")
         objects.append(obj)
         names.append(obj.name)
     objects = tuple(objects)
     events = _events(raw.get("events"), objects)
-    ns = namespace(objects, [e.name for e in events])
+    ns = namespace(objects, [f"{o.name}.presses" for o in objects if o.kind == "button"] + [e.name for e in events])
     ordered = bool(raw.get("ordered", False))
     subs, earlier = [], []
     for i, s in enumerate(_req(raw, "subtasks", list, "")):

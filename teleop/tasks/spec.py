@@ -5,12 +5,10 @@ the field (dotted path) and the valid choices.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from teleop.errors import choices
 from teleop.tasks.args import NameSpace, SpecError, check_args
@@ -144,7 +142,7 @@ def _parse_params(where: str, kind: str, raw: dict) -> dict:
 OBJECT_KEYS = ("name", "kind", "spawn", "fixed", "parked", "colour", "joint_init", "covers")
 
 
-def _parse_object(i: int, raw: Any, names: list[str]) -> ObjectSpec:
+def _parse_object(i: int, raw: Any, names: list[str], fixed_names: tuple[str, ...] = ()) -> ObjectSpec:
     where = f"objects[{i}]"
     if not isinstance(raw, dict):
         raise SpecError(where, "must be a mapping")
@@ -161,17 +159,20 @@ def _parse_object(i: int, raw: Any, names: list[str]) -> ObjectSpec:
     sp = raw.get("spawn")
     if not isinstance(sp, dict):
         raise SpecError(f"{where}.spawn", "missing spawn mapping (center, extent, yaw, on)")
-    on = sp.get("on", TABLE)
+    on = sp.get("rest_on", TABLE)
     if on != TABLE and on not in names:
-        raise SpecError(f"{where}.spawn.on", f"unknown support {on!r} (declare it before this object); "
+        raise SpecError(f"{where}.spawn.rest_on", f"unknown support {on!r} (declare it before this object); "
                         f"valid choices: {choices([TABLE, *names])}")
     spawn = Spawn(_floats(sp.get("center"), 2, f"{where}.spawn.center"),
                   _floats(sp.get("extent", [0, 0]), 2, f"{where}.spawn.extent"),
                   _floats(sp.get("yaw", [0, 0]), 2, f"{where}.spawn.yaw"), on,
                   float(sp["clearance"]) if "clearance" in sp else None)
     fixed = bool(raw.get("fixed", False))
-    if fixed and (spawn.extent != (0.0, 0.0) or spawn.yaw[0] != spawn.yaw[1] or on != TABLE):
-        raise SpecError(f"{where}.spawn", "a fixed object needs a single pose on the table (zero extent, one yaw)")
+    if fixed and on != TABLE and on not in fixed_names:
+        raise SpecError(f"{where}.spawn.rest_on", f"a fixed object can only rest on a fixed one; valid choices: "
+                        f"{choices([TABLE, *fixed_names])}")
+    if fixed and (spawn.extent != (0.0, 0.0) or spawn.yaw[0] != spawn.yaw[1]):
+        raise SpecError(f"{where}.spawn", "a fixed object needs a single pose (zero extent, one yaw)")
     if on == TABLE and not raw.get("parked"):
         x, y = spawn.center
         ex, ey = spawn.extent

@@ -12,7 +12,7 @@ import numpy as np
 
 from teleop.robot import SIDES
 from teleop.tasks.objects import Shape
-from teleop.tasks.spec import COLOURS, TaskSpec
+from teleop.tasks.spec import TaskSpec
 
 TABLE_TOP = 0.78
 
@@ -60,8 +60,9 @@ class TaskWorld:
         self.hand_geoms = {s: np.flatnonzero(owner == self.HAND[s]) for s in SIDES}
         self.colour_geoms = {o.name: self.objects[o.name].geoms for o in spec.objects}
         self.base_rgba = model.geom_rgba.copy()
-        self.slots: dict[str, int] = {}
-        self.events: dict = {}
+        self.events: dict = {}               # name -> Event (filled by build_events)
+        self.colour_events: list = []
+        self.coloured: tuple[str, ...] = ()
 
     def _ids(self, i: int, name: str, shape: Shape, geoms: np.ndarray) -> ObjectIds:
         m = self.model
@@ -90,9 +91,24 @@ class TaskWorld:
         lo, hi = o.joint_range
         return float((data.qpos[o.joint_qadr] - lo) / (hi - lo))
 
-    def colour_rgba(self, name: str) -> tuple:
-        c = self.spec.object(name).colour
-        return COLOURS[c] if c else tuple(self.base_rgba[self.objects[name].geoms[0]])
+    def current_colour(self, data: mujoco.MjData, name: str) -> str | None:
+        """The logical colour now: the last event with an opinion wins, else the spec colour."""
+        colour = self.spec.object(name).colour
+        for ev in self.colour_events:
+            c = ev.colour_of(data, name)
+            if c is not None:
+                colour = c
+        return colour
+
+    def place(self, data: mujoco.MjData, name: str, pos, yaw: float | None = None, quat=None) -> None:
+        """Teleport a free object (position, optional yaw or quaternion) and zero its velocity."""
+        o = self.objects[name]
+        data.qpos[o.qadr:o.qadr + 3] = pos
+        if quat is not None:
+            data.qpos[o.qadr + 3:o.qadr + 7] = quat
+        elif yaw is not None:
+            data.qpos[o.qadr + 3:o.qadr + 7] = [np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)]
+        data.qvel[o.vadr:o.vadr + 6] = 0
 
 
 class Frame:

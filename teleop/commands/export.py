@@ -1,0 +1,42 @@
+"""``teleop export``: validated-pass takes -> a LeRobotDataset v3 (see docs/dataset.md)."""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def _summary_text(s) -> str:
+    lines = [f"{'exported' if s.ok else 'NOT exported'}: {s.out}",
+             f"  episodes {s.episodes}, frames {s.frames}, streams {s.streams}, backend {s.backend}",
+             f"  shards rendered {s.rendered}, reused from an interrupted run {s.resumed}",
+             f"  {s.seconds:.1f} s, {s.frames_per_s:.1f} frames/s",
+             "  per task: " + ", ".join(f"{t} {n}" for t, n in sorted(s.tasks.items()))]
+    for take_id, error in s.failed:
+        lines.append(f"  FAILED {take_id}: {error}")
+    if s.failed:
+        lines.append(f"  finished shards are kept in {s.out}.partial; re-run the same command to resume")
+    return "\n".join(lines)
+
+
+def _export(args) -> int:
+    from recordings.export import ExportSettings, export_dataset
+    settings = ExportSettings(repo_id=args.repo_id)
+    summary = export_dataset(args.store, args.out, tasks=args.tasks, workers=args.workers, ray_address=args.ray,
+                             progress=not args.json and sys.stderr.isatty() or args.progress,
+                             overwrite=args.overwrite, settings=settings)
+    print(json.dumps(summary.to_json()) if args.json else _summary_text(summary))
+    return 0 if summary.ok else 1
+
+
+def register(sub) -> None:
+    p = sub.add_parser("export", help="export validated-pass takes to a LeRobotDataset v3")
+    p.add_argument("--store", required=True, help="take store folder (as used by the recorder)")
+    p.add_argument("--out", required=True, help="dataset folder to create (built aside, moved into place)")
+    p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these task ids (default: every task)")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument("--ray", metavar="ADDRESS", help="run as Ray tasks: 'auto', 'ray://host:10001' or 'local'")
+    p.add_argument("--repo-id", default="bidex/teleop", help="dataset repo id stored in the metadata")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out dataset")
+    p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=_export)

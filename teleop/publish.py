@@ -1,0 +1,61 @@
+"""What the control loop sends back to the operator's device each tick, without blocking:
+body poses to a headset (scene geometry once), fingertip contact forces to a glove, the HUD when
+it changes. Devices that cannot show something ignore it (``Device.publish_*`` are no-ops).
+"""
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from devices.webxr.scene_msgs import geoms_from_model
+from teleop.robot import SIDES
+
+
+class FingertipForces:
+    """(2, 5) contact normal force (N) on each fingertip pad, rows left / right, thumb first."""
+
+    def __init__(self, model: mujoco.MjModel, layout):
+        self.model = model
+        self.slot = {}
+        for row, side in enumerate(SIDES):
+            for col, geom in enumerate(layout.hands[side].tip_geoms):
+                self.slot[model.geom(geom).id] = (row, col)
+        self._f6 = np.zeros(6)
+
+    def __call__(self, data: mujoco.MjData) -> np.ndarray:
+        out = np.zeros((2, 5))
+        for i in range(data.ncon):
+            c = data.contact[i]
+            where = self.slot.get(c.geom1) or self.slot.get(c.geom2)
+            if where is not None:
+                mujoco.mj_contactForce(self.model, data, i, self._f6)
+                out[where] += abs(self._f6[0])
+        return out
+
+
+class DevicePublisher:
+    def __init__(self, device, model: mujoco.MjModel, layout, spec=None):
+        self.device = device
+        self.model = model
+        self.forces = FingertipForces(model, layout)
+        self.body_ids = sorted({int(b) for b in model.geom_bodyid if b != 0})
+        self.body_names = [model.body(i).name for i in self.body_ids]
+        self.subtask_names = [s.name for s in spec.subtasks] if spec is not None else []
+        self._scene_sent = False
+        self._hud = None
+        self.recording = False
+
+    def __call__(self, session, report) -> None:
+        data = session.rt.sim.data
+        if not self._scene_sent:
+            self.device.publish_scene(geoms_from_model(self.model))
+            self._scene_sent = True
+        poses = np.concatenate([data.xpos[self.body_ids], data.xquat[self.body_ids]], axis=1)
+        self.device.publish_poses(dict(zip(self.body_names, poses)), seq=report.tick)
+        self.device.publish_haptics(self.forces(data))
+        hud = {"instruction": report.instruction, "recording": self.recording or session.recorder is not None,
+               "progress": round(report.progress, 1), "status": report.engage_state,
+               "subtasks": [{"name": n, "done": bool(d)} for n, d in zip(self.subtask_names, report.latched)]}
+        if hud != self._hud:
+            self.device.publish_hud(hud)
+            self._hud = hud

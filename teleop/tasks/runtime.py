@@ -1,0 +1,70 @@
+"""``TaskRuntime``: a task's Sim with deterministic resets, scene events and per-tick scoring."""
+from __future__ import annotations
+
+import numpy as np
+
+from teleop.sim import Sim
+from teleop.tasks.build import TaskScene, build_task, place_objects, placement_seed
+from teleop.tasks.events import apply_colours
+from teleop.tasks.scorer import EpisodeResult, Scorer, TickScore
+from teleop.tasks.spec import TaskSpec
+
+
+class TaskRuntime:
+    """One task scene, simulated and scored. ``sim`` is a plain :class:`teleop.sim.Sim`."""
+
+    def __init__(self, task: TaskScene | TaskSpec | str, horizon: int | None = None):
+        self.task = task if isinstance(task, TaskScene) else build_task(task)
+        self.world = self.task.world
+        self.sim = Sim(self.task.scene, reset_hook=self._reset_hook)
+        self.scorer = Scorer(self.world, horizon)
+        self.initial_state: np.ndarray | None = None
+        self.last: TickScore | None = None
+
+    @property
+    def spec(self):
+        return self.task.spec
+
+    def _reset_hook(self, model, data, seed: int) -> None:
+        place_objects(self.world, model, data, np.random.default_rng(seed))
+
+    def reset(self, seed_index: int = 0, episode_index: int = 0) -> np.ndarray:
+        """Place objects from the stable seed of (task id, seed index, episode index); score tick 0."""
+        obs = self.sim.reset(placement_seed(self.spec.id, seed_index, episode_index))
+        apply_colours(self.world, self.sim.model, self.sim.data)
+        self.initial_state = self.sim.get_state()
+        self.scorer.reset(self.sim.data)
+        self.last = self.scorer.update(self.sim.data, 0)
+        return obs
+
+    def restore(self, state: np.ndarray) -> None:
+        """Restore a serialised state (e.g. a take's initial state) and restart scoring from it."""
+        self.sim.set_state(state)
+        self.sim.tick = 0
+        apply_colours(self.world, self.sim.model, self.sim.data)
+        self.scorer.reset(self.sim.data)
+        self.last = self.scorer.update(self.sim.data, 0)
+
+    def after_step(self) -> TickScore:
+        """Scene events (userdata), colours, then scoring of the current tick."""
+        for ev in self.world.events.values():
+            ev.update(self.sim.data)
+        apply_colours(self.world, self.sim.model, self.sim.data)
+        self.last = self.scorer.update(self.sim.data, self.sim.tick)
+        return self.last
+
+    def step(self, action: np.ndarray) -> np.ndarray:
+        obs = self.sim.step(action)
+        self.after_step()
+        return obs
+
+    @property
+    def done(self) -> bool:
+        return self.last is not None and self.last.done
+
+    @property
+    def instruction(self) -> str:
+        return self.spec.instruction_at(self.sim.tick)
+
+    def result(self) -> EpisodeResult:
+        return self.scorer.result()

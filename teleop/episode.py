@@ -43,6 +43,7 @@ class BuiltDevice:
     device: object
     realtime: bool                        # natural clock: paced at the control rate
     finished: Callable[[], bool]          # the stream has nothing more to give
+    per_episode: bool = False             # planned / recorded for one episode: rebuild on reset
 
 
 def _synthetic(opts, rt, retargeter) -> BuiltDevice:
@@ -50,7 +51,7 @@ def _synthetic(opts, rt, retargeter) -> BuiltDevice:
 
     clock = "realtime" if opts.realtime else "lockstep"
     dev = synthetic_device(rt, retargeter, seed=opts.episode_index, clock=clock)
-    return BuiltDevice(dev, bool(opts.realtime), lambda: dev.finished)
+    return BuiltDevice(dev, bool(opts.realtime), lambda: dev.finished, per_episode=True)
 
 
 def _replay(opts, rt, retargeter) -> BuiltDevice:
@@ -59,7 +60,7 @@ def _replay(opts, rt, retargeter) -> BuiltDevice:
     take = read_take(Path(opts.take))
     rt.restore(take.initial_state)          # start exactly where the take started
     dev = replay_device(take, clock="realtime" if opts.realtime else "lockstep")
-    return BuiltDevice(dev, bool(opts.realtime), lambda: dev.finished)
+    return BuiltDevice(dev, bool(opts.realtime), lambda: dev.finished, per_episode=True)
 
 
 def _live(name: str):

@@ -59,6 +59,8 @@ class Session:
         self.action = runtime.sim.joint_positions
         self.dt = runtime.sim.scene.control_dt
         self.last_report: TickReport | None = None
+        self.frames_received = 0          # the device's frame counter at the last tick (Reading.index)
+        self.last_frame = None            # the device frame the last tick read
 
     # -- episode control -------------------------------------------------------------------------
     def reset(self, seed_index: int = 0, episode_index: int = 0) -> None:
@@ -96,6 +98,7 @@ class Session:
     def tick(self) -> TickReport:
         t0 = time.perf_counter()
         reading = self.device.read()
+        self.frames_received, self.last_frame = reading.index, reading.frame
         anchor = None
         if self.gate.state in (EngageState.DISENGAGED, EngageState.ARMING, EngageState.HOLD):
             anchor = operator_wrists(self.retargeter, self._robot_wrists(), reading.frame)

@@ -1,53 +1,266 @@
-"""The main window: the live 3-D view in the centre, the joint panel docked at the side."""
+"""The operator's main window: live 3-D view, camera views, and docks for the task, the device,
+recording / review, the episode browser, health plots and the joints. Wiring only: the station
+(control loop), the take store and the validation workers do the work."""
 from __future__ import annotations
 
-from PyQt6.QtCore import QSettings, Qt, QTimer
-from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow
+import queue
 
+from PyQt6.QtCore import QSettings, Qt, QTimer
+from PyQt6.QtGui import QKeySequence, QShortcut
+from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
+
+from recordings.store import TakeStore
+from teleop.scene import build_scene
+from teleop.tasks import all_specs
+from ui.device_panel import DevicePanel
+from ui.episode_browser import EpisodeBrowser
+from ui.health_plots import HealthPlots
 from ui.joint_panel import JointPanel
-from ui.sim_service import SimService
+from ui.record_panel import RecordPanel, RejectDialog
+from ui.review import ReviewController, latch_marks
+from ui.station import Station
+from ui.task_panel import TaskPanel
+from ui.validation import ValidationManager
 from ui.viewport import Viewport
+
+CAMERA_VIEWS = ("head", "left_wrist", "right_wrist")
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, service: SimService | None = None, settings: QSettings | None = None):
+    def __init__(self, store_root, settings: QSettings | None = None, operator: str = "operator",
+                 validation: ValidationManager | None = None, confirm: bool = True):
         super().__init__()
         self.setWindowTitle("BiDex teleop")
-        self.service = service or SimService()
         self.settings = settings or QSettings("bidex", "teleop")
-        sim = self.service.sim
-        self.viewport = Viewport(sim.model, self.service.snapshot)
+        self.confirm = confirm
+        self.store = TakeStore(store_root)
+        self.open_report = self.store.open()
+        self.station = Station(self.store, operator)
+        self.validation = validation or ValidationManager(self.store)
+        self.review = ReviewController(self)
+        self.specs = {s.id: s for s in all_specs()}
+        self._model_version = -1
+        self._reviewing = False
+        self._build_views()
+        self._build_docks()
+        self._wire()
+        self._restore_layout()
+        self.station.start()
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._refresh)
+        self._timer.start(100)
+        self._announce_recovered()
+
+    # -- construction ---------------------------------------------------------------------------
+    def _build_views(self) -> None:
+        bare = build_scene()
+        self.viewport = Viewport(bare.model, self._live_qpos)
         self.setCentralWidget(self.viewport)
-        names = self.service.scene.layout.action_joints
-        self.joint_panel = JointPanel(names, sim.ctrl_low, sim.ctrl_high, self.service.snapshot().targets,
-                                      self.service.set_target, on_reset=self.reset_pose)
-        dock = QDockWidget("Joints", self)
-        dock.setObjectName("joints-dock")
-        dock.setWidget(self.joint_panel)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.camera_views = [Viewport(bare.model, self._live_qpos, fps=8, camera=cam, max_width=320)
+                             for cam in CAMERA_VIEWS]
+        self._bare_layout = bare
+
+    def _dock(self, title: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_docks(self) -> None:
+        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                               Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.task_panel = TaskPanel(list(self.specs.values()))
+        self.device_panel = DevicePanel()
+        self.record_panel = RecordPanel()
+        self.browser = EpisodeBrowser(self.store, confirm=self.confirm)
+        self.health = HealthPlots()
+        cams = QWidget()
+        cam_layout = QVBoxLayout(cams)
+        for view in self.camera_views:
+            view.setMinimumSize(240, 180)
+            cam_layout.addWidget(view)
+        layout = self._bare_layout.layout
+        model = self._bare_layout.model
+        lows, highs = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
+        ready = layout.ready_qpos(self._bare_layout.params)
+        self.joint_panel = JointPanel(layout.action_joints, lows, highs, [ready.get(n, 0.0) for n in layout.action_joints],
+                                      self.station.set_target)
+        self.docks = {"task": self._dock("Task", self.task_panel, left),
+                      "device": self._dock("Device", self.device_panel, left),
+                      "record": self._dock("Recording", self.record_panel, right),
+                      "cameras": self._dock("Cameras", cams, right),
+                      "episodes": self._dock("Episodes", self.browser, bottom),
+                      "health": self._dock("Health", self.health, bottom),
+                      "joints": self._dock("Joints", self.joint_panel, right)}
+        self.tabifyDockWidget(self.docks["cameras"], self.docks["joints"])
+        self.tabifyDockWidget(self.docks["episodes"], self.docks["health"])
+        self.docks["cameras"].raise_()
+        self.docks["episodes"].raise_()
         self.status = QLabel()
         self.statusBar().addPermanentWidget(self.status)
-        self._status_timer = QTimer(self)
-        self._status_timer.timeout.connect(self._update_status)
-        self._status_timer.start(500)
-        self.resize(1400, 900)
-        self._restore_layout()
-        self.service.start()
+        self.resize(1600, 1000)
 
-    def reset_pose(self) -> None:
-        self.service.reset(0)
-        self.joint_panel.set_values(self.service.snapshot().targets)
+    def _wire(self) -> None:
+        self.task_panel.picker.task_chosen.connect(self.choose_task)
+        self.device_panel.connect_requested.connect(self.connect_device)
+        self.device_panel.disconnect_requested.connect(self.station.disconnect)
+        rp = self.record_panel
+        rp.record_clicked.connect(self.toggle_recording)
+        rp.accept_clicked.connect(self.accept_take)
+        rp.reject_clicked.connect(self.reject_take)
+        rp.next_clicked.connect(self.next_episode)
+        rp.live_clicked.connect(self.back_to_live)
+        rp.play_clicked.connect(lambda: (self.review.toggle(), rp.set_playing(self.review.playing)))
+        rp.speed_changed.connect(self.review.set_speed)
+        rp.timeline.seek_requested.connect(self.review.seek)
+        self.review.position_changed.connect(self._on_review_position)
+        self.browser.open_requested.connect(self.open_take)
+        for key, slot in (("Space", self.toggle_recording), ("A", self.accept_take), ("R", self.reject_take),
+                          ("N", self.next_episode), ("E", lambda: self.station.engage(True))):
+            QShortcut(QKeySequence(key), self, activated=slot)
 
-    def _update_status(self) -> None:
-        snap = self.service.snapshot()
-        stats = self.service.loop.stats()
-        budget = 1e3 * self.service.scene.control_dt
-        self.status.setText(f"t = {snap.sim_time:7.2f} s   tick {stats['tick_ms_p50']:.1f} ms p50 / "
-                            f"{stats['tick_ms_p99']:.1f} ms p99 (budget {budget:.0f} ms)   "
-                            f"view {self.viewport.worker.frames} frames")
-        if self.service.loop.error is not None:
-            self.statusBar().showMessage(f"simulation stopped: {self.service.loop.error}")
+    # -- actions --------------------------------------------------------------------------------
+    def _live_qpos(self):
+        return self.station.snapshot().qpos
 
+    def choose_task(self, task_id: str) -> None:
+        self.back_to_live()
+        self.task_panel.show_task(self.specs[task_id])
+        self.statusBar().showMessage(f"loading {task_id}…", 3000)
+        self.station.choose_task(task_id)
+
+    def connect_device(self, name: str, options: dict) -> None:
+        self.station.choose_device(name, **options)
+        self.station.connect()
+
+    def toggle_recording(self) -> None:
+        if self._reviewing:
+            self.back_to_live()
+        self.station.toggle_recording()
+
+    def next_episode(self) -> None:
+        self.back_to_live()
+        self.station.next_episode()
+
+    def open_take(self, take_id: str) -> None:
+        take = self.store.load(take_id)
+        self.review.load(take)
+        self._reviewing = True
+        model = self.review.replayer.sim.model
+        self.viewport.set_source(model, self.review.qpos)
+        for view in self.camera_views:
+            view.set_source(model, self.review.qpos)
+        self.record_panel.timeline.set_take(take.length, latch_marks(take))
+        self.record_panel.set_reviewing(True, f"Reviewing {take_id} ({take.review.status})")
+        self.record_panel.set_position(0, take.length)
+        self.browser.select(take_id)
+
+    def back_to_live(self) -> None:
+        if not self._reviewing:
+            return
+        self.review.close()
+        self._reviewing = False
+        self._model_version = -1          # re-attach the live model on the next refresh
+        self.record_panel.set_reviewing(False)
+        self.record_panel.set_playing(False)
+
+    def _current_take(self) -> str | None:
+        return self.review.take.meta.take_id if self.review.take is not None else None
+
+    def accept_take(self) -> None:
+        take_id = self._current_take()
+        if take_id is None:
+            return
+        self.store.accept(take_id)
+        self.validation.submit(take_id)
+        self.record_panel.take_status.setText(f"{take_id}: accepted, validating…")
+        self.browser.refresh()
+
+    def reject_take(self, reason: str | None = None) -> None:
+        take_id = self._current_take()
+        if take_id is None:
+            return
+        if not reason:
+            dialog = RejectDialog(self)
+            if dialog.exec() != RejectDialog.DialogCode.Accepted:
+                return
+            reason = dialog.reason()
+        self.store.reject(take_id, reason)
+        self.record_panel.take_status.setText(f"{take_id}: rejected ({reason})")
+        self.browser.refresh()
+
+    # -- periodic refresh (UI thread, 10 Hz) ----------------------------------------------------
+    def _refresh(self) -> None:
+        snap = self.station.snapshot()
+        if snap.model_version != self._model_version and snap.qpos is not None and not self._reviewing:
+            self._attach_live_model()
+            self._model_version = snap.model_version
+        self._show_live(snap)
+        self._collect_finished_takes()
+        for report in self.validation.poll():
+            self.record_panel.take_status.setText(
+                f"{report.take_id}: {'validated ✓' if report.passed else 'validation FAILED'} — {report.reason}")
+            self.browser.refresh()
+        self.task_panel.picker.set_counts(self.store.index.counts("validated_pass"))
+
+    def _attach_live_model(self) -> None:
+        model = self.station._bundle.rt.sim.model if self.station._bundle else self._bare_layout.model
+        self.viewport.set_source(model, self._live_qpos)
+        for view in self.camera_views:
+            view.set_source(model, self._live_qpos)
+
+    def _show_live(self, snap) -> None:
+        report = snap.report
+        self.record_panel.set_recording(snap.recording, snap.recorded_ticks)
+        self.device_panel.update_status(snap)
+        self._show_headset()
+        if report is not None:
+            self.task_panel.set_instruction(report.instruction)
+            self.task_panel.update_score(report.progress, report.latched, report.holds, report.violated)
+            self.health.append({"residual_mm": report.residual_mm, "retarget_ms": report.retarget_ms,
+                                "tick_ms": report.tick_ms, "frame_age_ms": min(report.frame_age_ms, 1e3)})
+            self.health.redraw()
+        stats = self.station.loop.stats()
+        self.status.setText(f"task {snap.task_id or '—'}  episode {snap.episode_index}  "
+                            f"loop {stats['tick_ms_p50']:.1f}/{stats['tick_ms_p99']:.1f} ms (p50/p99)  "
+                            f"late ticks {stats['late_ticks']}  validating {self.validation.busy}  {snap.message}")
+
+    def _show_headset(self) -> None:
+        device = self.station.device
+        url = getattr(device, "page_url", None)
+        if url is None:
+            self.device_panel.clear_headset()
+            return
+        if not self.device_panel.headset.text():
+            server = device.server
+            self.device_panel.show_headset(url(), device.pairing_code, getattr(server, "fingerprint", ""))
+
+    def _collect_finished_takes(self) -> None:
+        while True:
+            try:
+                take = self.station.finished_takes.get_nowait()
+            except queue.Empty:
+                return
+            self.browser.refresh()
+            if take is not None:
+                self.open_take(take.meta.take_id)          # instant replay of what was just recorded
+
+    def _on_review_position(self, tick: int) -> None:
+        if self.review.take is not None:
+            self.record_panel.set_position(tick, self.review.take.length)
+            self.record_panel.set_playing(self.review.playing)
+
+    def _announce_recovered(self) -> None:
+        recovered = self.open_report.recovered
+        if recovered:
+            names = "\n".join(p.stem for p in recovered)
+            self.statusBar().showMessage(f"recovered {len(recovered)} interrupted take(s)", 10000)
+            if self.confirm:
+                QMessageBox.information(self, "Recovered takes",
+                                        f"These takes were interrupted and have been recovered for review:\n{names}")
+
+    # -- layout ---------------------------------------------------------------------------------
     def _restore_layout(self) -> None:
         geometry, state = self.settings.value("geometry"), self.settings.value("state")
         if geometry is not None:
@@ -58,7 +271,11 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
-        self._status_timer.stop()
-        self.viewport.shutdown()
-        self.service.stop()
+        self._timer.stop()
+        self.review.close()
+        for view in (self.viewport, *self.camera_views):
+            view.shutdown()
+        self.station.stop()
+        self.validation.shutdown()
+        self.store.close()
         super().closeEvent(event)

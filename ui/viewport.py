@@ -80,6 +80,8 @@ class RenderWorker(QThread):
                     break
                 qpos, camera, (w, h) = self._request
                 self._request = None
+            if len(qpos) != self.model.nq:      # a request for the previous model, mid-switch
+                continue
             if renderer is None or (renderer.width, renderer.height) != (w, h):
                 if renderer is not None:
                     renderer.close()
@@ -112,12 +114,24 @@ class Viewport(QWidget):
         self._max_width = max_width
         self._image: QImage | None = None
         self._last_mouse: QPointF | None = None
-        self.worker = RenderWorker(model)
-        self.worker.frame_ready.connect(self._on_frame)
-        self.worker.start()
+        self.worker = self._start_worker(model)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._request_frame)
         self._timer.start(int(1000 / fps))
+
+    def _start_worker(self, model) -> RenderWorker:
+        worker = RenderWorker(model)
+        worker.frame_ready.connect(self._on_frame)
+        worker.start()
+        return worker
+
+    def set_source(self, model: mujoco.MjModel, snapshot_fn) -> None:
+        """Show another model (a new task, or a take under review) from another snapshot source."""
+        frames = self.worker.frames
+        self.worker.stop()
+        self._snapshot_fn = snapshot_fn
+        self.worker = self._start_worker(model)
+        self.worker.frames = frames
 
     def render_size(self) -> tuple[int, int]:
         w, h = max(self.width(), 64), max(self.height(), 48)
@@ -129,9 +143,11 @@ class Viewport(QWidget):
         self.worker.stop()
 
     def _request_frame(self) -> None:
-        if self.isVisible():
-            camera = self.fixed_camera or self.orbit
-            self.worker.request(self._snapshot_fn().qpos, camera, self.render_size())
+        if not self.isVisible():
+            return
+        qpos = self._snapshot_fn()
+        if qpos is not None:
+            self.worker.request(qpos, self.fixed_camera or self.orbit, self.render_size())
 
     def _on_frame(self, image: QImage) -> None:
         self._image = image

@@ -5,6 +5,7 @@ import multiprocessing
 import resource
 import shutil
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -53,15 +54,15 @@ def _export_child(job: tuple[str, list[int], int]) -> dict:
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     summary = export_dataset(Path(folder) / "store", Path(folder) / "out", workers=workers, progress=False,
                              mark_exported=False)
-    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     return {"frames": summary.frames, "seconds": summary.seconds, "streams": summary.streams, "ok": summary.ok,
             "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024}
 
 
 def _run_child(folder: Path, lengths: list[int], workers: int) -> dict:
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        return pool.apply(_export_child, ((str(folder), lengths, workers),))
+    ctx = multiprocessing.get_context("spawn")     # executor workers may start their own workers
+    with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        return pool.submit(_export_child, (str(folder), lengths, workers)).result()
 
 
 def run(args) -> dict:

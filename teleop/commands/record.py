@@ -1,6 +1,7 @@
 """``teleop record --device DEVICE --task ID``: run one episode headless and report it.
 
-Takes are saved to ``--store`` (default: $TELEOP_STORE or ~/bidex-takes) unless ``--no-save``.
+Takes are saved to ``--store`` (default: $TELEOP_STORE or ~/.local/share/bidex-teleop/takes)
+unless ``--no-save``.
 """
 from __future__ import annotations
 
@@ -11,10 +12,7 @@ from pathlib import Path
 
 from teleop.episode import DEVICE_BUILDERS, Episode, EpisodeOptions
 from teleop.errors import ConfigError
-
-
-def default_store() -> Path:
-    return Path(os.environ.get("TELEOP_STORE", Path.home() / "bidex-takes"))
+from teleop.paths import default_store
 
 
 def _device_options(args) -> dict:

@@ -90,15 +90,18 @@ class Planner:
     # -- steps ---------------------------------------------------------------------------------
     def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         name = a["object"]
-        rot = palm_rotation(a.get("pitch", 0.6), a.get("yaw", 0.0))
+        # Defaults found by sweeping scripted grasps over spheres and ellipsoids (tests/grasping.py).
+        rot = palm_rotation(a.get("pitch", 0.8), a.get("yaw", 0.0))
         centre = self.q.position(name)
         top = self.q.top(name)
-        grip_at = np.array([centre[0] - a.get("reach", 0.10), centre[1], top + a.get("height", 0.11) - 0.05])
+        grip_at = np.array([centre[0] - a.get("reach", 0.08), centre[1], top + a.get("height", 0.10) - 0.05])
         grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
         plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=0.0, grasp=a.get("grasp", "power"))
-        plan.go(grip_at, duration=a.get("descend_s", 0.8))
-        plan.go(grip=1.0, duration=a.get("close_s", 0.8))
-        plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 0.8))
+        plan.go(grip_at, duration=a.get("descend_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
+        plan.go(grip=1.0, duration=a.get("close_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 1.0))
         self._held[side] = (name, centre - grip_at)
 
     def _place(self, plan: SidePlan, side: str, a: dict) -> None:

@@ -1,0 +1,270 @@
+"""The collection station behind the window: one task, one device, one session, ticking at 25 Hz
+on its own thread whatever the window is doing.
+
+The UI thread never touches the session: it queues commands (run at the top of the next tick, in
+the loop thread) and reads an immutable :class:`StationSnapshot`. Building a task (compiling its
+scene, the retargeter) happens on a worker thread and is swapped in by a command, so neither the
+window nor the loop stalls on it.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from recordings.store import TakeStore
+from retarget import load_config
+from teleop.episode import DEVICE_BUILDERS, EpisodeOptions, config_meta
+from teleop.errors import TeleopError
+from teleop.loop import RealtimeLoop
+from teleop.publish import DevicePublisher
+from teleop.session import Session
+from teleop.tasks import TaskRuntime
+
+
+@dataclass(frozen=True)
+class StationSnapshot:
+    task_id: str | None
+    model_version: int               # bumps when the task (so the model) changes
+    qpos: np.ndarray | None
+    report: object | None            # the last TickReport
+    recording: bool
+    recorded_ticks: int
+    episode_index: int
+    device: str | None
+    connected: bool
+    device_stats: dict = field(default_factory=dict)
+    frame_hz: float = 0.0
+    message: str = ""
+    tracking: dict = field(default_factory=dict)   # side -> tracked fraction of the last frame (None: unseen)
+    last_frame: object | None = None
+
+
+@dataclass
+class _Bundle:
+    rt: TaskRuntime
+    retargeter: object
+
+
+class Station:
+    def __init__(self, store: TakeStore, operator: str = "operator", seed_index: int = 0):
+        self.store, self.operator, self.seed_index = store, operator, seed_index
+        self._commands: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._bundle: _Bundle | None = None
+        self.session: Session | None = None
+        self.device = None
+        self.device_name: str | None = None
+        self.device_options: dict = {}
+        self.episode_index = 0
+        self._model_version = 0
+        self._message = ""
+        self._frames_seen: list[tuple[float, int]] = []
+        self._per_episode = False
+        self._manual: np.ndarray | None = None       # joint-panel targets while no device drives
+        self._snapshot = StationSnapshot(None, 0, None, None, False, 0, 0, None, False)
+        self.loop = RealtimeLoop(self._tick, 25.0, name="station")
+        self.finished_takes: queue.Queue = queue.Queue()   # takes finished by the loop, for the UI
+
+    # -- UI-thread API (everything is queued) ---------------------------------------------------
+    def start(self) -> None:
+        self.loop.start()
+
+    def stop(self) -> None:
+        self.loop.stop()
+        self._disconnect()
+
+    def snapshot(self) -> StationSnapshot:
+        with self._lock:
+            return self._snapshot
+
+    def choose_task(self, task_id: str, done=None) -> None:
+        """Build the task off-thread, then swap it in at the next tick."""
+        def build():
+            try:
+                rt = TaskRuntime(task_id)
+                bundle = _Bundle(rt, load_config().build(rt.sim.scene))
+                self._commands.put(("swap", bundle))
+            except TeleopError as exc:
+                self._commands.put(("message", f"cannot load {task_id}: {exc}"))
+            if done is not None:
+                done()
+        threading.Thread(target=build, name="task-builder", daemon=True).start()
+
+    def choose_device(self, name: str, **options) -> None:
+        self._commands.put(("device", (name, options)))
+
+    def connect(self) -> None:
+        self._commands.put(("connect", None))
+
+    def disconnect(self) -> None:
+        self._commands.put(("disconnect", None))
+
+    def toggle_recording(self) -> None:
+        self._commands.put(("record", None))
+
+    def stop_recording(self, keep: bool = True) -> None:
+        self._commands.put(("stop", keep))
+
+    def next_episode(self) -> None:
+        self._commands.put(("next", None))
+
+    def engage(self, on: bool) -> None:
+        self._commands.put(("engage", on))
+
+    def set_target(self, index: int, value: float) -> None:
+        """Joint-panel target (used while no device is connected)."""
+        self._commands.put(("target", (index, value)))
+
+    def run_command(self, kind: str, arg=None) -> None:
+        """Queue a raw command (tests use this to drive the loop deterministically)."""
+        self._commands.put((kind, arg))
+
+    # -- loop thread ----------------------------------------------------------------------------
+    def _tick(self) -> None:
+        while True:
+            try:
+                kind, arg = self._commands.get_nowait()
+            except queue.Empty:
+                break
+            try:
+                getattr(self, f"_cmd_{kind}")(arg)
+            except TeleopError as exc:          # a bad request must never stop the loop
+                self._message = str(exc)
+        report = None
+        if self.session is not None:
+            report = self.session.tick()
+        elif self._bundle is not None and self._manual is not None:
+            self._bundle.rt.sim.step(self._manual)
+        if report is not None and self.session.recorder is not None and report.done:
+            self._finish_take(True)
+        self._publish(report)
+
+    def _publish(self, report) -> None:
+        b = self._bundle
+        recorder = self.session.recorder if self.session is not None else None
+        snap = StationSnapshot(
+            task_id=b.rt.spec.id if b else None, model_version=self._model_version,
+            qpos=b.rt.sim.data.qpos.copy() if b else None, report=report, recording=recorder is not None,
+            recorded_ticks=recorder.writer.ticks if recorder is not None else 0, episode_index=self.episode_index,
+            device=self.device_name, connected=self.device is not None, frame_hz=self._frame_rate(),
+            device_stats=self.device.stats() if self.device is not None else {}, message=self._message,
+            tracking=self._tracking(), last_frame=self.session.last_frame if self.session is not None else None)
+        with self._lock:
+            self._snapshot = snap
+
+    def _tracking(self) -> dict:
+        frame = self.session.last_frame if self.session is not None else None
+        if frame is None:
+            return {}
+        return {side: (None if frame.hand(side) is None else frame.hand(side).tracked_fraction)
+                for side in ("left", "right")}
+
+    def _frame_rate(self) -> float:
+        """Device frames per second over the last second."""
+        if self.session is None:
+            return 0.0
+        now = time.monotonic()
+        count = self.session.frames_received
+        self._frames_seen = [(t, c) for t, c in self._frames_seen if now - t < 1.0] + [(now, count)]
+        (t0, c0), (t1, c1) = self._frames_seen[0], self._frames_seen[-1]
+        return (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0
+
+    def _cmd_target(self, arg) -> None:
+        index, value = arg
+        if self._bundle is not None:
+            if self._manual is None:
+                self._manual = self._bundle.rt.sim.joint_positions
+            self._manual[index] = value
+
+    def _cmd_message(self, text: str) -> None:
+        self._message = text
+
+    def _cmd_swap(self, bundle: _Bundle) -> None:
+        self._finish_take(True)
+        self._bundle = bundle
+        self._model_version += 1
+        self.episode_index = len(self.store.rows(task_id=bundle.rt.spec.id))
+        self._reset_episode()
+
+    def _cmd_device(self, arg) -> None:
+        name, options = arg
+        if name not in DEVICE_BUILDERS:
+            raise TeleopError(f"unknown device {name!r}")
+        self._disconnect()
+        self.device_name, self.device_options = name, options
+
+    def _cmd_connect(self, _arg) -> None:
+        if self._bundle is None or self.device_name is None:
+            raise TeleopError("choose a task and a device first")
+        self._disconnect()
+        self._build_device()
+
+    def _cmd_disconnect(self, _arg) -> None:
+        self._finish_take(True)
+        self._disconnect()
+        self._make_session(None)
+
+    def _cmd_record(self, _arg) -> None:
+        if self.session is not None and self.session.recorder is not None:
+            self._finish_take(True)
+            return
+        if self.session is None or self.device is None:
+            raise TeleopError("connect a device before recording")
+        meta = config_meta(None, None)
+        self.session.start_recording(self.store, self.operator, self.seed_index, self.episode_index, **meta)
+
+    def _cmd_stop(self, keep: bool) -> None:
+        self._finish_take(keep)
+
+    def _cmd_next(self, _arg) -> None:
+        self._finish_take(True)
+        self.episode_index += 1
+        self._reset_episode()
+
+    def _cmd_engage(self, on: bool) -> None:
+        if self.session is not None:
+            self.session.gate.request(on)
+
+    # -- helpers (loop thread) ------------------------------------------------------------------
+    def _reset_episode(self) -> None:
+        rt = self._bundle.rt
+        rt.reset(self.seed_index, self.episode_index)
+        self._manual = None
+        self._bundle.retargeter.last = rt.sim.joint_positions
+        if self.device is not None and self._per_episode:
+            self._disconnect()
+            self._build_device()
+        else:
+            self._make_session(self.device)
+
+    def _build_device(self) -> None:
+        rt = self._bundle.rt
+        opts = EpisodeOptions(task=rt.spec.id, device=self.device_name, seed_index=self.seed_index,
+                              episode_index=self.episode_index, realtime=True, device_options=self.device_options)
+        built = DEVICE_BUILDERS[self.device_name](opts, rt, self._bundle.retargeter)
+        self._per_episode = built.per_episode
+        built.device.connect()
+        self._make_session(built.device)
+
+    def _make_session(self, device) -> None:
+        self.device = device
+        if device is None or self._bundle is None:
+            self.session = None
+            return
+        b = self._bundle
+        publisher = DevicePublisher(device, b.rt.sim.model, b.rt.sim.scene.layout, b.rt.spec)
+        self.session = Session(b.rt, device, b.retargeter, publishers=(publisher,))
+
+    def _disconnect(self) -> None:
+        if self.device is not None:
+            self.device.close()
+        self.device = None
+
+    def _finish_take(self, keep: bool) -> None:
+        if self.session is not None and self.session.recorder is not None:
+            take = self.session.stop_recording(keep=keep)
+            self.finished_takes.put(take)

@@ -1,0 +1,46 @@
+"""Background validation of accepted takes, in worker processes; results land in the take store."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing as mp
+from pathlib import Path
+
+from recordings.store import TakeStore
+from recordings.validate import ValidationReport, task_runtime, validate_take
+
+
+class ValidationManager:
+    """Submit takes; call :meth:`poll` from the UI thread (a timer) to store finished results."""
+
+    def __init__(self, store: TakeStore, workers: int = 1, runtime_for=task_runtime):
+        self.store = store
+        self.runtime_for = runtime_for
+        self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        self._pending: dict[cf.Future, str] = {}
+
+    def submit(self, take_id: str) -> None:
+        path = self.store.path(take_id)
+        self._pending[self._pool.submit(validate_take, Path(path), self.runtime_for)] = take_id
+
+    @property
+    def busy(self) -> int:
+        return len(self._pending)
+
+    def poll(self) -> list[ValidationReport]:
+        """Record every finished validation in the store; returns their reports."""
+        done = [f for f in self._pending if f.done()]
+        reports = []
+        for future in done:
+            take_id = self._pending.pop(future)
+            try:
+                report = future.result()
+            except Exception as exc:  # the worker died: that take failed validation, visibly
+                report = ValidationReport(take_id, str(self.store.path(take_id)), False,
+                                          f"validation worker failed: {type(exc).__name__}: {exc}")
+            status = "validated_pass" if report.passed else "validated_fail"
+            self.store.set_review(take_id, status, report.reason, report.to_dict())
+            reports.append(report)
+        return reports
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,192 @@
+"""Run one function over many items: in this process, in local worker processes, or as Ray tasks.
+
+Used by validation and export alike (both parallelise per take). One item's failure never stops
+the batch: every item gets an :class:`ItemResult` (in input order) with either its value or the
+error text. ``fn`` and the items must be picklable (a module-level function and plain data).
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import sys
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from teleop.errors import TeleopError
+
+# A worker process that dies (segfault, OOM kill) takes every in-flight item with it; those are
+# retried this many times in a fresh pool before being reported as failed.
+POOL_RETRIES = 1
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    index: int                 # position in the input
+    ok: bool
+    value: Any = None
+    error: str = ""            # "ExceptionType: message" when not ok
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    total: int
+    ok: int
+    failed: int
+    seconds: float
+    backend: str               # "inline", "processes:N" or "ray:ADDRESS"
+
+
+def _call(fn: Callable, index: int, item: Any) -> ItemResult:
+    """Run one item, turning any exception into a failed result (runs inside the worker)."""
+    t0 = time.perf_counter()
+    try:
+        return ItemResult(index, True, fn(item), seconds=time.perf_counter() - t0)
+    except Exception as exc:  # noqa: BLE001 - the batch must survive any one item
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return ItemResult(index, False, error=detail, seconds=time.perf_counter() - t0)
+
+
+class _Progress:
+    """A tqdm bar on stderr when available and wanted; otherwise silent."""
+
+    def __init__(self, total: int, desc: str, enabled: bool):
+        self._bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+                self._bar = tqdm(total=total, desc=desc, unit="item", file=sys.stderr, dynamic_ncols=True)
+            except ImportError:
+                pass
+        self.failed = 0
+
+    def update(self, result: ItemResult) -> None:
+        self.failed += not result.ok
+        if self._bar is not None:
+            self._bar.set_postfix(failed=self.failed, refresh=False)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], workers: int = 1, ray_address: str | None = None,
+              progress: bool = True, desc: str = "") -> list[ItemResult]:
+    """Apply ``fn`` to every item; returns one :class:`ItemResult` per item, in input order.
+
+    ``workers <= 1`` and no ``ray_address``: runs in this process. ``workers > 1``: that many
+    local processes (spawned, so each gets its own GL/MuJoCo state). ``ray_address``: Ray tasks
+    on that cluster (``"local"`` starts a local instance with ``workers`` CPUs; ``"auto"`` joins
+    the running cluster; an already initialised Ray session is reused).
+    """
+    items = list(items)
+    if workers < 1:
+        raise TeleopError(f"--workers must be at least 1 (got {workers})")
+    bar = _Progress(len(items), desc, progress)
+    try:
+        if ray_address:
+            return _run_ray(fn, items, workers, ray_address, bar)
+        if workers == 1 or len(items) <= 1:
+            return [_report(bar, _call(fn, i, item)) for i, item in enumerate(items)]
+        return _run_processes(fn, items, workers, bar)
+    finally:
+        bar.close()
+
+
+def summarize(results: list[ItemResult], seconds: float, backend: str) -> BatchSummary:
+    ok = sum(r.ok for r in results)
+    return BatchSummary(len(results), ok, len(results) - ok, round(seconds, 3), backend)
+
+
+def backend_name(workers: int, ray_address: str | None) -> str:
+    return f"ray:{ray_address}" if ray_address else ("inline" if workers <= 1 else f"processes:{workers}")
+
+
+def _report(bar: _Progress, result: ItemResult) -> ItemResult:
+    bar.update(result)
+    return result
+
+
+def _run_processes(fn, items: list, workers: int, bar: _Progress) -> list[ItemResult]:
+    results: list[ItemResult | None] = [None] * len(items)
+    pending = deque((i, 0) for i in range(len(items)))          # (index, attempts so far)
+    ctx = multiprocessing.get_context("spawn")
+    while pending:
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            pending = _drain(pool, fn, items, pending, workers, results, bar)
+    return results
+
+
+def _drain(pool, fn, items, pending: deque, workers: int, results: list, bar: _Progress) -> deque:
+    """Keep ``workers`` items in flight; returns the items to retry if the pool broke."""
+    inflight: dict[cf.Future, tuple[int, int]] = {}
+    retry: deque = deque()
+    broken = False
+    while pending or inflight:
+        while pending and len(inflight) < workers and not broken:
+            i, attempts = pending.popleft()
+            inflight[pool.submit(_call, fn, i, items[i])] = (i, attempts)
+        if not inflight:
+            break       # the pool broke: the caller starts a fresh one for what is left
+        done, _ = cf.wait(inflight, return_when=cf.FIRST_COMPLETED)
+        for future in done:
+            i, attempts = inflight.pop(future)
+            try:
+                results[i] = _report(bar, future.result())
+            except cf.process.BrokenProcessPool:
+                broken = True
+                if attempts < POOL_RETRIES:
+                    retry.append((i, attempts + 1))
+                else:
+                    died = ItemResult(i, False, error="worker process died (crash or out of memory)")
+                    results[i] = _report(bar, died)
+    return retry + pending
+
+
+def _run_ray(fn, items: list, workers: int, address: str, bar: _Progress) -> list[ItemResult]:
+    try:
+        import ray
+    except ImportError as exc:
+        raise TeleopError("--ray needs the 'ray' package: pip install 'bidex-teleop[cluster]'") from exc
+    started = not ray.is_initialized()
+    if started:
+        if address == "local":
+            # Like spawned processes, local Ray workers get this process's import path.
+            path = os.pathsep.join(p for p in sys.path if p)
+            ray.init(num_cpus=max(workers, 1), include_dashboard=False, log_to_driver=False,
+                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        return _ray_results(ray, fn, items, bar)
+    finally:
+        if started:      # a session we opened (a private local instance, or a cluster connection)
+            ray.shutdown()
+
+
+def _ray_results(ray, fn, items: list, bar: _Progress) -> list[ItemResult]:
+    remote = ray.remote(num_cpus=1)(_call)
+    refs = {remote.remote(fn, i, item): i for i, item in enumerate(items)}
+    results: list[ItemResult | None] = [None] * len(items)
+    waiting = list(refs)
+    while waiting:
+        done, waiting = ray.wait(waiting, num_returns=1)
+        i = refs[done[0]]
+        try:
+            results[i] = ray.get(done[0])
+        except Exception as exc:  # noqa: BLE001 - a lost worker / node fails only its item
+            results[i] = ItemResult(i, False, error=_ray_error(exc))
+        bar.update(results[i])
+    return results
+
+
+def _ray_error(exc: BaseException) -> str:
+    """Ray wraps the real error in a long banner; keep its type and the root cause's last line."""
+    cause = getattr(exc, "cause", None) or exc
+    lines = [ln for ln in str(cause).splitlines() if ln.strip()]
+    return f"{type(cause).__name__}: {lines[-1] if lines else ''}"

@@ -1,0 +1,239 @@
+"""Export validated-pass takes to a LeRobotDataset v3, in parallel, resumably and atomically.
+
+Pipeline: plan (which takes, in which order, with which settings) -> one single-episode shard per
+take, rendered from the recorded states and encoded in a worker (:mod:`recordings.export_shard`)
+-> ``lerobot``'s ``aggregate_datasets`` merges the shards in plan order -> side files
+(``meta/bidex_episodes.jsonl``, ``meta/bidex_stats.json``, ``meta/bidex_export.json``) -> the
+finished folder is renamed onto ``out``. Everything is built under ``<out>.partial/``: a killed
+export leaves ``out`` untouched, and re-running the same export reuses every finished shard.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import contextlib
+import io
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import h5py
+
+from recordings.errors import TakeError
+from recordings.batch import backend_name, run_batch
+from recordings.export_shard import quiet_libraries, ExportSettings, ShardJob, write_shard
+from recordings.render import stream_specs
+from recordings.stats import GroupStats
+from recordings.store import TakeStore
+from recordings.takefile import DEMO, read_take
+from teleop.errors import TeleopError, choices
+from teleop.robot import build_robot_spec, load_params
+
+log = logging.getLogger(__name__)
+
+EXPORTABLE = ("validated_pass", "exported")     # "exported" takes passed validation before
+PLAN = "plan.json"
+
+
+@dataclass(frozen=True)
+class PlannedTake:
+    take_id: str
+    task_id: str
+    path: str
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    out: str
+    episodes: int
+    frames: int
+    rendered: int                    # shards built by this run (frames_per_s counts only these)
+    resumed: int                     # shards reused from an interrupted run
+    failed: list[tuple[str, str]] = field(default_factory=list)    # (take_id, error)
+    tasks: dict[str, int] = field(default_factory=dict)            # task_id -> episodes
+    seconds: float = 0.0
+    frames_per_s: float = 0.0
+    streams: int = 0
+    backend: str = "inline"
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "failed": [list(f) for f in self.failed], "ok": self.ok}
+
+
+def state_names(layout) -> list[str]:
+    """Names of the 130 observation.state channels (see ``Sim.observation``)."""
+    joints = list(layout.action_joints)
+    ee = [f"{side}_wrist.{c}" for side in ("left", "right") for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+    return [f"{j}.pos" for j in joints] + [f"{j}.vel" for j in joints] + ee
+
+
+def build_features(subtask_width: int, settings: ExportSettings) -> dict:
+    """The LeRobot feature spec shared by every shard of one export."""
+    _, layout = build_robot_spec(load_params())
+    features = {
+        "action": {"dtype": "float32", "shape": (58,), "names": list(layout.action_joints)},
+        "observation.state": {"dtype": "float32", "shape": (130,), "names": state_names(layout)},
+        "subtask.progress": {"dtype": "float32", "shape": (1,), "names": ["progress"]},
+        "subtask.latched": {"dtype": "float32", "shape": (subtask_width,),
+                            "names": [f"subtask_{i}" for i in range(subtask_width)]},
+    }
+    for spec in stream_specs(layout.cameras, settings.width, settings.height):
+        features[spec.key] = {"dtype": "video", "shape": spec.shape, "names": ["height", "width", "channels"],
+                              "info": {"is_depth_map": spec.kind == "depth"}}
+    return features
+
+
+def select_takes(store: TakeStore, tasks: list[str] | None) -> list[PlannedTake]:
+    """Validated-pass takes (optionally of ``tasks``), ordered by task, creation time, take id."""
+    rows = [r for status in EXPORTABLE for r in store.rows(status=status)]
+    available = sorted({r.task_id for r in rows})
+    if tasks:
+        unknown = [t for t in tasks if t not in available]
+        if unknown:
+            raise TeleopError(f"{store.root}: no validated-pass takes for task(s) {', '.join(unknown)}; "
+                              f"tasks with exportable takes: {choices(available) or 'none'}")
+        rows = [r for r in rows if r.task_id in tasks]
+    if not rows:
+        raise TeleopError(f"{store.root}: no validated-pass takes to export (run 'teleop validate' first)")
+    rows.sort(key=lambda r: (r.task_id, r.created, r.take_id))
+    return [PlannedTake(r.take_id, r.task_id, str(Path(r.path).absolute())) for r in rows]
+
+
+def _peek(path: str) -> tuple[int, float]:
+    """(number of subtasks, control rate) from a take's attributes, without reading its arrays."""
+    try:
+        with h5py.File(path, "r") as h5:
+            meta = json.loads(h5[DEMO].attrs["meta"])
+    except (OSError, KeyError, ValueError) as exc:
+        raise TakeError(path, f"unreadable take file ({type(exc).__name__}: {exc}); "
+                              "fix or delete it, then 'teleop validate' again") from exc
+    return len(meta["subtask_names"]), float(meta.get("control_hz", 25.0))
+
+
+def _plan(takes: list[PlannedTake], settings: ExportSettings) -> dict:
+    peeks = [_peek(t.path) for t in takes]
+    rates = sorted({hz for _, hz in peeks})
+    if len(rates) != 1 or rates[0] != int(rates[0]):
+        raise TeleopError(f"takes must share one integer control rate to form a dataset; found {rates} Hz")
+    return {"takes": [asdict(t) for t in takes], "settings": asdict(settings), "fps": int(rates[0]),
+            "subtask_width": max(1, max(k for k, _ in peeks))}
+
+
+def _prepare_workdir(work: Path, plan: dict) -> None:
+    """Reuse ``work`` only if it was started for exactly this plan; otherwise start afresh."""
+    text = json.dumps(plan, sort_keys=True)
+    existing = work / PLAN
+    if existing.exists() and existing.read_text() != text:
+        log.warning("%s belongs to a different export (other takes or settings): starting over", work)
+        shutil.rmtree(work)
+    (work / "shards").mkdir(parents=True, exist_ok=True)
+    if not existing.exists():
+        tmp = work / (PLAN + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, existing)
+
+
+def export_dataset(store_root: str | Path, out: str | Path, tasks: list[str] | None = None, workers: int = 1,
+                   ray_address: str | None = None, progress: bool = True, overwrite: bool = False,
+                   settings: ExportSettings = ExportSettings(), mark_exported: bool = True) -> ExportSummary:
+    """Export the store's validated-pass takes to a LeRobotDataset v3 at ``out``.
+
+    Returns a summary; if any take fails, nothing is moved to ``out`` (finished shards stay in
+    ``<out>.partial/`` so a re-run only redoes the failed ones).
+    """
+    t0 = time.perf_counter()
+    out = Path(out).absolute()     # workers (Ray ones too) may run in another directory
+    if workers < 1:
+        raise TeleopError(f"--workers must be at least 1 (got {workers})")
+    if out.exists() and not overwrite:
+        raise TeleopError(f"{out} already exists; choose another --out or pass --overwrite")
+    work = out.with_name(out.name + ".partial")
+    with TakeStore(store_root) as store:
+        takes = select_takes(store, tasks)
+        plan = _plan(takes, settings)
+        _prepare_workdir(work, plan)
+        features = build_features(plan["subtask_width"], settings)
+        jobs = [ShardJob(t.path, str(work / "shards" / t.take_id), features, plan["subtask_width"], plan["fps"],
+                         settings) for t in takes]
+        results = run_batch(write_shard, jobs, workers=workers, ray_address=ray_address, progress=progress,
+                            desc="export")
+        failed = [(takes[r.index].take_id, r.error) for r in results if not r.ok]
+        done = [r.value for r in results if r.ok]
+        if not failed:
+            _assemble(takes, jobs, plan, work, settings)
+            _move_into_place(work / "dataset", out, overwrite)
+            shutil.rmtree(work)
+            if mark_exported:
+                _mark_exported(store, takes, out)
+    return _summary(out, takes, done, failed, time.perf_counter() - t0, features, backend_name(workers, ray_address))
+
+
+def _summary(out: Path, takes: list[PlannedTake], done: list, failed: list, seconds: float, features: dict,
+             backend: str) -> ExportSummary:
+    counts: dict[str, int] = {}
+    for t in takes:
+        counts[t.task_id] = counts.get(t.task_id, 0) + 1
+    rendered = [d for d in done if not d.skipped]
+    return ExportSummary(str(out), 0 if failed else len(done), sum(d.frames for d in done), len(rendered),
+                         len(done) - len(rendered), failed, counts, round(seconds, 3),
+                         round(sum(d.frames for d in rendered) / seconds, 2) if seconds else 0.0,
+                         sum(f["dtype"] == "video" for f in features.values()), backend)
+
+
+def _assemble(takes: list[PlannedTake], jobs: list[ShardJob], plan: dict, work: Path,
+              settings: ExportSettings) -> None:
+    """Merge the shards in plan order and write the side files (deterministic: safe to redo)."""
+    from lerobot.datasets.aggregate import aggregate_datasets
+    quiet_libraries()                                 # libav chatters about every concatenated mp4
+    target = work / "dataset"
+    shutil.rmtree(target, ignore_errors=True)
+    with contextlib.redirect_stderr(io.StringIO()):     # its tqdm bars ignore TQDM_DISABLE once imported
+        aggregate_datasets([settings.repo_id] * len(jobs), settings.repo_id,
+                           roots=[Path(j.shard_dir) for j in jobs], aggr_root=target)
+    stats = GroupStats({"action": 58, "observation.state": 130})
+    with open(target / "meta" / "bidex_episodes.jsonl", "w") as fh:
+        for index, planned in enumerate(takes):
+            take = read_take(Path(planned.path))
+            arrays = {"action": take.arrays["actions"], "observation.state": take.arrays["obs"]}
+            stats.update(take.meta.task_id, arrays)
+            fh.write(json.dumps(_episode_record(index, take)) + "\n")
+    (target / "meta" / "bidex_stats.json").write_text(json.dumps(stats.result()))
+    export_info = {"settings": plan["settings"], "fps": plan["fps"], "subtask_width": plan["subtask_width"],
+                   "plan_sha256": hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest(),
+                   "created": time.time()}
+    (target / "meta" / "bidex_export.json").write_text(json.dumps(export_info, indent=2))
+
+
+def _episode_record(index: int, take) -> dict:
+    m = take.meta
+    return {"episode_index": index, "take_id": m.take_id, "task_id": m.task_id, "seed_index": m.seed_index,
+            "take_episode_index": m.episode_index, "frames": take.length, "operator": m.operator,
+            "device": m.device, "model_fingerprint": m.model_fingerprint, "instructions": list(m.instructions),
+            "subtask_names": list(m.subtask_names), "initial_state": list(m.initial_state)}
+
+
+def _move_into_place(built: Path, out: Path, overwrite: bool) -> None:
+    """``out`` is either the old dataset or the complete new one, never a mixture."""
+    old = out.with_name(out.name + ".old")
+    if out.exists():
+        if not overwrite:
+            raise TeleopError(f"{out} appeared during the export; the new dataset is kept at {built}")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(out, old)
+    os.replace(built, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _mark_exported(store: TakeStore, takes: list[PlannedTake], out: Path) -> None:
+    for t in takes:
+        row = store.index.get(t.take_id)
+        report = dict(row.report if row else {})
+        report["exported_to"] = str(out)
+        store.set_review(t.take_id, "exported", row.reason if row else "", report)

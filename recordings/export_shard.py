@@ -1,0 +1,152 @@
+"""One take -> one single-episode LeRobot dataset ("shard"), rendered from its recorded states.
+
+Runs inside a batch worker (local process or Ray task), so everything it needs travels in a
+picklable :class:`ShardJob`. A shard is built in ``<dir>.tmp`` and renamed into place when
+complete: an existing shard folder is always a finished one, which makes exports resumable.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from recordings.errors import TakeError
+from recordings.render import DEPTH_MAX_M, HEIGHT, WIDTH, render_states
+from recordings.replay import scene_from_take
+from recordings.takefile import Take, read_take
+from teleop.sim import Sim
+
+SHARD_INFO = "bidex_shard.json"
+ENCODER_QUEUE = 8           # frames buffered per stream; rendering, not encoding, is the slow side
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """Everything that changes the bytes of an export (part of the resume plan)."""
+
+    width: int = WIDTH
+    height: int = HEIGHT
+    rgb_codec: str = "h264"          # vs lerobot's default AV1: a bit faster to encode, ~28 % to decode
+    rgb_crf: int = 23
+    rgb_preset: str = "veryfast"
+    gop: int = 2                     # keyframe every 2 frames: cheap random access for training
+    depth_codec: str = "hevc"        # lerobot's 12-bit depth path (gray12le, log quantisation)
+    depth_lossless: bool = True
+    depth_preset: str = "ultrafast"  # x265: 2.4x faster than its default, lossless either way
+    depth_max_m: float = DEPTH_MAX_M
+    repo_id: str = "bidex/teleop"
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    take_path: str
+    shard_dir: str
+    features: dict
+    subtask_width: int
+    fps: int
+    settings: ExportSettings
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    take_id: str
+    frames: int
+    skipped: bool                    # already built by an earlier (interrupted) run
+    seconds: float
+
+
+def encoders(settings: ExportSettings):
+    from lerobot.configs.video import DepthEncoderConfig, RGBEncoderConfig
+    rgb = RGBEncoderConfig(vcodec=settings.rgb_codec, crf=settings.rgb_crf, preset=settings.rgb_preset,
+                           g=settings.gop)
+    x265 = ("lossless=1:" if settings.depth_lossless else "") + "log-level=error"
+    depth = DepthEncoderConfig(vcodec=settings.depth_codec, g=settings.gop, preset=settings.depth_preset,
+                               extra_options={"x265-params": x265}, depth_max=settings.depth_max_m)
+    return rgb, depth
+
+
+def frame_dict(take: Take, t: int, images: dict[str, np.ndarray], subtask_width: int) -> dict:
+    """The LeRobot frame for tick ``t``: what was seen and known BEFORE action ``t``."""
+    a = take.arrays
+    latched = np.zeros(subtask_width, np.float32)
+    progress = 0.0
+    if t > 0:    # progress/latched[t] are recorded after action t; frame t shows the state before it
+        latched[:a["subtasks"].shape[1]] = a["subtasks"][t - 1]
+        progress = float(a["progress"][t - 1])
+    return {"action": a["actions"][t].astype(np.float32), "observation.state": a["obs"][t].astype(np.float32),
+            "subtask.progress": np.array([progress], np.float32), "subtask.latched": latched, **images,
+            "task": take.meta.instructions[int(a["instruction"][t])]}
+
+
+def quiet_libraries() -> None:
+    """Silence encoder statistics and per-step progress bars (libx264, HF datasets, tqdm):
+    the export prints its own progress and summary."""
+    import av.logging
+    import datasets
+
+    av.logging.set_libav_level(av.logging.ERROR)
+    datasets.disable_progress_bars()
+    os.environ["TQDM_DISABLE"] = "1"
+
+
+def write_shard(job: ShardJob) -> ShardResult:
+    """Render and encode one take into ``job.shard_dir`` (skipped if it already exists)."""
+    quiet_libraries()
+    t0 = time.perf_counter()
+    final = Path(job.shard_dir)
+    if (final / SHARD_INFO).exists():
+        info = json.loads((final / SHARD_INFO).read_text())
+        return ShardResult(info["take_id"], info["frames"], True, time.perf_counter() - t0)
+    take = read_take(Path(job.take_path))
+    if take.length == 0:
+        raise TakeError(take.path, "take has no ticks: nothing to export")
+    tmp = final.with_name(final.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)        # left by a killed run: rebuild from scratch
+    _encode(take, tmp, job)
+    (tmp / SHARD_INFO).write_text(json.dumps({"take_id": take.meta.take_id, "frames": take.length}))
+    os.replace(tmp, final)
+    return ShardResult(take.meta.take_id, take.length, False, time.perf_counter() - t0)
+
+
+def _encode(take: Take, root: Path, job: ShardJob) -> None:
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+    rgb, depth = encoders(job.settings)
+    sim = Sim(scene_from_take(take))
+    ds = LeRobotDataset.create(job.settings.repo_id, fps=job.fps, features=job.features, root=root,
+                               robot_type=take.meta.embodiment, use_videos=True, rgb_encoder=rgb,
+                               depth_encoder=depth, streaming_encoding=True,
+                               encoder_queue_maxsize=ENCODER_QUEUE, encoder_threads=1)
+    try:
+        cameras = sim.scene.layout.cameras
+        frames = render_states(sim, take.arrays["states"], cameras, job.settings.width, job.settings.height)
+        for t, images in enumerate(frames):
+            _wait_for_encoders(ds)
+            ds.add_frame(frame_dict(take, t, images, job.subtask_width))
+        ds.save_episode()
+        dropped = _dropped_frames(ds)
+        if dropped:
+            raise TakeError(take.path, f"video encoder dropped frames {dropped}; the shard is discarded")
+    finally:
+        ds.finalize()
+
+
+def _encoder(ds):
+    return getattr(getattr(ds, "writer", None), "_streaming_encoder", None)
+
+
+def _wait_for_encoders(ds) -> None:
+    """Back-pressure: lerobot's streaming encoder DROPS a frame whose queue stays full for 0.1 s
+    (right for live cameras, wrong for an offline export), so wait until every queue has room."""
+    queues = getattr(_encoder(ds), "_frame_queues", {})
+    while any(q.full() for q in queues.values()):
+        time.sleep(0.005)
+
+
+def _dropped_frames(ds) -> dict[str, int]:
+    counts = getattr(_encoder(ds), "_dropped_frames", {}) or {}
+    return {k: v for k, v in counts.items() if v}

@@ -57,7 +57,7 @@ $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON312)" ]; then echo "error: no Python >= 3.12 found (tried python3.12, pyenv versions)"; exit 1; fi
 	@[ -x $(PY) ] || $(PYTHON312) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-	$(PY) -m pip install -q -e '.[test]' 2>&1 | grep -v "is ignored: it is neither" ; exit $${PIPESTATUS[0]}
+	$(PY) -m pip install -q -e '.[test,bench,cluster]' 2>&1 | grep -v "is ignored: it is neither" ; exit $${PIPESTATUS[0]}
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -52,11 +52,14 @@ def _call(fn: Callable, index: int, item: Any) -> ItemResult:
 
 
 class _Progress:
-    """A tqdm bar on stderr when available and wanted; otherwise silent."""
+    """A tqdm bar on stderr when ``enabled`` is True; ``enabled`` may instead be a callback
+    ``fn(done, total, failed)`` (a GUI's progress bar); otherwise silent."""
 
-    def __init__(self, total: int, desc: str, enabled: bool):
+    def __init__(self, total: int, desc: str, enabled):
         self._bar = None
-        if enabled:
+        self._callback = enabled if callable(enabled) else None
+        self.total, self.done = total, 0
+        if enabled is True:
             try:
                 from tqdm import tqdm
                 self._bar = tqdm(total=total, desc=desc, unit="item", file=sys.stderr, dynamic_ncols=True)
@@ -66,6 +69,9 @@ class _Progress:
 
     def update(self, result: ItemResult) -> None:
         self.failed += not result.ok
+        self.done += 1
+        if self._callback is not None:
+            self._callback(self.done, self.total, self.failed)
         if self._bar is not None:
             self._bar.set_postfix(failed=self.failed, refresh=False)
             self._bar.update(1)

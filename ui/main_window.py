@@ -10,9 +10,12 @@ from PyQt6.QtGui import QKeySequence, QShortcut
 from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from recordings.store import TakeStore
+from teleop.paths import config_dir
 from teleop.scene import build_scene
 from teleop.tasks import all_specs
+from ui.calibration import CalibrationWizard
 from ui.device_panel import DevicePanel
+from ui.export_dialog import ExportDialog
 from ui.episode_browser import EpisodeBrowser
 from ui.health_plots import HealthPlots
 from ui.joint_panel import JointPanel
@@ -116,6 +119,13 @@ class MainWindow(QMainWindow):
         rp.timeline.seek_requested.connect(self.review.seek)
         self.review.position_changed.connect(self._on_review_position)
         self.browser.open_requested.connect(self.open_take)
+        self.device_panel.calibrate_requested.connect(self.calibrate)
+        menu = self.menuBar()
+        data = menu.addMenu("&Data")
+        data.addAction("Export dataset…", self.export_dialog)
+        data.addAction("Refresh episodes", self.browser.refresh)
+        operator = menu.addMenu("&Operator")
+        operator.addAction("Calibrate…", self.calibrate)
         for key, slot in (("Space", self.toggle_recording), ("A", self.accept_take), ("R", self.reject_take),
                           ("N", self.next_episode), ("E", lambda: self.station.engage(True))):
             QShortcut(QKeySequence(key), self, activated=slot)
@@ -189,6 +199,22 @@ class MainWindow(QMainWindow):
         self.store.reject(take_id, reason)
         self.record_panel.take_status.setText(f"{take_id}: rejected ({reason})")
         self.browser.refresh()
+
+    def export_dialog(self) -> ExportDialog:
+        counts = self.store.index.counts("validated_pass")
+        for task, n in self.store.index.counts("exported").items():
+            counts[task] = counts.get(task, 0) + n
+        dialog = ExportDialog(str(self.store.root), counts, str(self.store.root.parent / "dataset"), self)
+        dialog.finished_export.connect(lambda _summary: self.browser.refresh())
+        dialog.show()
+        return dialog
+
+    def calibrate(self) -> CalibrationWizard:
+        path = config_dir() / "profiles" / f"{self.station.operator}.yaml"
+        wizard = CalibrationWizard(lambda: self.station.snapshot().last_frame, path, self)
+        wizard.finished.connect(lambda _: wizard.profile is not None and self.station.set_profile(wizard.profile))
+        wizard.show()
+        return wizard
 
     # -- periodic refresh (UI thread, 10 Hz) ----------------------------------------------------
     def _refresh(self) -> None:

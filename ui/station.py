@@ -64,6 +64,7 @@ class Station:
         self._message = ""
         self._frames_seen: list[tuple[float, int]] = []
         self._per_episode = False
+        self.profile = None                           # operator profile (None: the default)
         self._manual: np.ndarray | None = None       # joint-panel targets while no device drives
         self._snapshot = StationSnapshot(None, 0, None, None, False, 0, 0, None, False)
         self.loop = RealtimeLoop(self._tick, 25.0, name="station")
@@ -86,7 +87,7 @@ class Station:
         def build():
             try:
                 rt = TaskRuntime(task_id)
-                bundle = _Bundle(rt, load_config().build(rt.sim.scene))
+                bundle = _Bundle(rt, load_config().build(rt.sim.scene, profile=self.profile))
                 self._commands.put(("swap", bundle))
             except TeleopError as exc:
                 self._commands.put(("message", f"cannot load {task_id}: {exc}"))
@@ -114,6 +115,10 @@ class Station:
 
     def engage(self, on: bool) -> None:
         self._commands.put(("engage", on))
+
+    def set_profile(self, profile) -> None:
+        """Use this operator profile from now on (rebuilds the retargeter at the next tick)."""
+        self._commands.put(("profile", profile))
 
     def set_target(self, index: int, value: float) -> None:
         """Joint-panel target (used while no device is connected)."""
@@ -179,6 +184,13 @@ class Station:
             if self._manual is None:
                 self._manual = self._bundle.rt.sim.joint_positions
             self._manual[index] = value
+
+    def _cmd_profile(self, profile) -> None:
+        self.profile = profile
+        if self._bundle is not None:
+            self._bundle.retargeter = load_config().build(self._bundle.rt.sim.scene, profile=profile)
+            self._bundle.retargeter.last = self._bundle.rt.sim.joint_positions
+            self._make_session(self.device)
 
     def _cmd_message(self, text: str) -> None:
         self._message = text

@@ -21,8 +21,12 @@ def _summary_text(s) -> str:
 def _export(args) -> int:
     from recordings.export import ExportSettings, export_dataset
     settings = ExportSettings(repo_id=args.repo_id)
+    progress = not args.json and sys.stderr.isatty() or args.progress
+    if args.progress_json:      # one JSON line per finished take, for a GUI driving this process
+        def progress(done, total, failed):
+            print(json.dumps({"done": done, "total": total, "failed": failed}), flush=True)
     summary = export_dataset(args.store, args.out, tasks=args.tasks, workers=args.workers, ray_address=args.ray,
-                             progress=not args.json and sys.stderr.isatty() or args.progress,
+                             progress=progress,
                              overwrite=args.overwrite, settings=settings)
     print(json.dumps(summary.to_json()) if args.json else _summary_text(summary))
     return 0 if summary.ok else 1
@@ -39,4 +43,5 @@ def register(sub) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out dataset")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--progress-json", action="store_true", help="print a JSON progress line per finished take")
     p.set_defaults(func=_export)

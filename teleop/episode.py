@@ -47,10 +47,12 @@ class BuiltDevice:
 
 
 def _synthetic(opts, rt, retargeter) -> BuiltDevice:
+    from teleop.synthetic.human import HumanNoise
     from teleop.synthetic.operator import synthetic_device
 
     clock = "realtime" if opts.realtime else "lockstep"
-    dev = synthetic_device(rt, retargeter, seed=opts.episode_index, clock=clock)
+    noise = HumanNoise(**opts.device_options)      # e.g. {"dropout_per_s": 0.5}
+    dev = synthetic_device(rt, retargeter, seed=opts.episode_index, clock=clock, noise=noise)
     return BuiltDevice(dev, bool(opts.realtime), lambda: dev.finished, per_episode=True)
 
 

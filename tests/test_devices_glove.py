@@ -195,3 +195,35 @@ def test_connect_failure_is_a_clear_error_and_frame_validation():
         Pose(np.zeros(3), [1.0, 1.0, 0.0, 0.0])
     with pytest.raises(devices.FrameError, match="shape"):
         devices.HandFrame(Pose.identity(), np.zeros((20, 3)), np.ones(21, bool))
+
+
+def test_glove_sim_command_streams_to_the_device_and_prints_haptics():
+    import argparse
+    import socket
+    import threading
+
+    from teleop.commands.glove_sim import run_glove_sim
+    with socket.socket() as s:                      # a free port for the simulator to bind
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dev = GloveDevice(endpoint=f"tcp://127.0.0.1:{port}", haptics_bind="tcp://127.0.0.1:*")
+    dev.connect()
+    lines, result = [], {}
+    args = argparse.Namespace(bind=f"tcp://127.0.0.1:{port}", haptics=dev.haptics_endpoint, rate=100.0,
+                              duration=1.5, period=1.0, engage_after=0.5, no_tracker=False, seed=0,
+                              print_every=0.2)
+    sim = threading.Thread(target=lambda: result.update(run_glove_sim(args, lines.append)))
+    sim.start()
+    reach, engaged = [], []
+    while sim.is_alive():
+        frame = dev.read().frame
+        if frame is not None:
+            reach.append(np.linalg.norm(frame.right.keypoints[8] - frame.right.keypoints[0]))
+            engaged.append(frame.engage)
+        dev.publish_haptics(np.full((2, 5), 2.5))
+        time.sleep(0.04)
+    dev.close()
+    assert result["sent"] >= 120 and dev.stats()["dropped"] == {}
+    assert max(reach) - min(reach) > 0.04                       # the fingers open and close
+    assert engaged[0] is False and engaged[-1] is True          # the button comes on after 0.5 s
+    assert result["haptic_packets"] > 10 and any("haptics #" in line and "2.5" in line for line in lines)

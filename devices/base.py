@@ -25,11 +25,14 @@ class Reading:
     """What ``Device.read()`` returns: the latest frame (or None), its age and staleness.
 
     ``age`` is seconds since the frame arrived (``inf`` when there is none); ``stale`` is True
-    when there is no frame or it is older than the device's staleness timeout.
+    when there is no frame or it is older than the device's staleness timeout; ``index`` counts
+    the frames the device accepted up to this one (a new frame <=> a new index, even when the
+    device's own sequence number restarts).
     """
     frame: OperatorFrame | None
     age: float
     stale: bool
+    index: int = 0
 
 
 class LatestFrame:
@@ -54,11 +57,11 @@ class LatestFrame:
 
     def get(self) -> Reading:
         with self._lock:
-            frame = self._frame
+            frame, index = self._frame, self.accepted
         if frame is None:
-            return Reading(None, float("inf"), True)
+            return Reading(None, float("inf"), True, 0)
         age = max(0.0, self._clock() - frame.received)
-        return Reading(frame, age, age > self.stale_after)
+        return Reading(frame, age, age > self.stale_after, index)
 
 
 class DropCounter:
@@ -148,6 +151,21 @@ class Device:
         """Counters for the UI / reports (accepted, dropped by reason, ...)."""
         return {}
 
+    # Feedback channels. The control loop calls all of them every tick on any device; a device
+    # without that channel ignores the call (no per-device special cases in the loop).
+    def publish_haptics(self, forces) -> bool:
+        """Fingertip contact forces (2, 5) N, rows left / right, thumb first."""
+        return False
+
+    def publish_scene(self, geoms: list[dict], world_to_operator=(0.0, 0.0, 0.0)) -> None:
+        """Scene geometry (see ``devices.webxr.scene_msgs``), sent once and on reconnects."""
+
+    def publish_poses(self, poses: dict, seq: int | None = None) -> None:
+        """Body poses, name -> (7,) x y z qw qx qy qz in the world frame, latest value wins."""
+
+    def publish_hud(self, hud: dict) -> None:
+        """HUD: instruction, recording, subtasks [{name, done}], status."""
+
     def __enter__(self):
         self.connect()
         return self
@@ -172,7 +190,10 @@ def register_device(name: str):
 
 def create_device(name: str, **options) -> Device:
     """Build (without connecting) the device registered as ``name`` with its options."""
-    import devices  # noqa: F401 - importing the package registers the built-in devices
+    # Importing the modules registers the built-in devices (explicitly: works even where the
+    # package was installed as a namespace package before it had an __init__).
+    import devices.glove  # noqa: F401
+    import devices.webxr  # noqa: F401
     try:
         cls = DEVICES[name]
     except KeyError:

@@ -11,10 +11,11 @@ import time
 import numpy as np
 import zmq
 
-from devices.base import BackgroundReader, Device, DeviceError, DropCounter, LatestFrame, Reading, register_device
-from devices.frame import NUM_NODES, HandFrame, OperatorFrame
-from devices.glove_protocol import GloveHand, GlovePacket, PacketError, decode_glove, decode_haptic, \
-    encode_glove, encode_haptic
+from devices.base import (BackgroundReader, Device, DeviceError, DropCounter, LatestFrame, Reading,
+                          register_device)
+from devices.frame import NUM_NODES, FrameError, HandFrame, OperatorFrame
+from devices.glove_protocol import (GloveHand, GlovePacket, PacketError, decode_glove, decode_haptic,
+                                    encode_glove, encode_haptic)
 from devices.handmodel import nominal_wrist, world_nodes
 
 
@@ -93,13 +94,17 @@ class GloveDevice(Device):
             return False
         try:
             packet = decode_glove(parts[0])
+            frame = packet_to_frame(packet, received, self.type_name)
         except PacketError as exc:
             self.drops.drop(exc.reason)
+            return False
+        except FrameError:                 # valid packet, impossible hand (defensive)
+            self.drops.drop("frame")
             return False
         if self._last_seq is not None and packet.sequence != self._last_seq + 1:
             self.sequence_gaps += 1        # lost or restarted: informative, still accepted
         self._last_seq = packet.sequence
-        self._slot.put(packet_to_frame(packet, received, self.type_name))
+        self._slot.put(frame)
         return True
 
     def read(self) -> Reading:

@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 import yaml
 
+from retarget.filters import FilterConfig
 from retarget.kin import PointSpec
 from retarget.nodes import N_NODES, NODE_NAMES, SIDES
 from teleop.errors import ConfigError, choices
@@ -88,7 +89,8 @@ class HandConfig:
         valid = {"default", *NODE_NAMES, *kinds}
         for key, value in self.keypoint_weights.items():
             if key not in valid:
-                raise ConfigError(f"{self.where}.keypoint_weights: unknown key {key!r}; valid: {choices(sorted(valid))}")
+                raise ConfigError(f"{self.where}.keypoint_weights: unknown key {key!r}; "
+                                  f"valid: {choices(sorted(valid))}")
             if not (isinstance(value, (int, float)) and value >= 0):
                 raise ConfigError(f"{self.where}.keypoint_weights.{key}: must be a number >= 0")
         kw = self.keypoint_weights
@@ -159,6 +161,10 @@ class RetargetConfig:
     operator_rotation: tuple = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))  # operator -> robot world
     workspace_offset: tuple = (0.0, 0.0, 0.0)       # added to every scaled wrist target (m)
     residual_warn_mm: float = 20.0                 # median hand residual above this -> "degraded"
+    hand_filter: FilterConfig = FilterConfig()     # One-Euro on the hand keypoints (palm frame); off by default
+    wrist_filter: FilterConfig = FilterConfig()    # One-Euro on the wrist target position
+    rotation_filter: FilterConfig = FilterConfig() # One-Euro on the palm rotation target
+    filter_radius: float = 0.1                     # m per rad: rotation speed as a linear speed for beta
     source: str = "<memory>"
 
     def __post_init__(self):
@@ -169,6 +175,8 @@ class RetargetConfig:
             raise ConfigError(f"{self.source}: workspace_offset must be 3 numbers")
         if not self.residual_warn_mm > 0:
             raise ConfigError(f"{self.source}: residual_warn_mm must be > 0")
+        if not self.filter_radius > 0:
+            raise ConfigError(f"{self.source}: filter_radius must be > 0")
 
     def build(self, scene, profile=None):
         from retarget.bimanual import BimanualRetargeter
@@ -208,4 +216,6 @@ def load_config(path: str | Path = CONFIG_DIR / "bidex.yaml") -> RetargetConfig:
     raw = dict(raw)
     arm = _make(ArmConfig, raw.pop("arm"), f"{path}: arm", where=f"{path}: arm")
     hand = _make(HandConfig, raw.pop("hand"), f"{path}: hand", where=f"{path}: hand")
-    return _make(RetargetConfig, raw, str(path), arm=arm, hand=hand, source=str(path))
+    filters = {k: _make(FilterConfig, raw.pop(k), f"{path}: {k}", where=f"{path}: {k}")
+               for k in ("hand_filter", "wrist_filter", "rotation_filter") if k in raw}
+    return _make(RetargetConfig, raw, str(path), arm=arm, hand=hand, source=str(path), **filters)

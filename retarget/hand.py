@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import mujoco
 import numpy as np
+from scipy.linalg.lapack import dposv
 
 from retarget.config import HandConfig
 from retarget.kin import PointChain, joint_ids
-from retarget.nodes import TIPS, hand_frame
+from retarget.nodes import N_NODES, TIPS, hand_frame
 from retarget.profile import finger_length
 from teleop.errors import ConfigError
 
@@ -73,6 +74,14 @@ def _free_bounds(lower, upper, C, c0):
     return lo, hi
 
 
+def _spd_solve(H: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """H^-1 g for a symmetric positive definite H (m, m): LAPACK ``posv`` without numpy's wrapper cost."""
+    _, x, info = dposv(H, g, lower=1, overwrite_a=1, overwrite_b=0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"hand normal equations not positive definite (posv info {info})")
+    return x
+
+
 class HandSolver:
     """One hand of one embodiment; ``solve`` is warm-started from the previous solution."""
 
@@ -87,6 +96,9 @@ class HandSolver:
         self.lo, self.hi = _free_bounds(self.chain.lower, self.chain.upper, self.C, self.c0)
         self.weights = cfg.keypoint_weight_vector()
         self._tips = np.array(TIPS[1:])
+        self._pinch_rows = np.zeros((len(self._tips), N_NODES))              # thumb tip - each fingertip
+        self._pinch_rows[:, TIPS[0]] = 1.0
+        self._pinch_rows[np.arange(len(self._tips)), self._tips] = -1.0
         rest = np.array([cfg.rest.get(n.removeprefix(f"{side}_"), 0.0) for n in self.chain.joint_names])
         self.u_rest = np.clip(np.linalg.lstsq(self.C, rest - self.c0, rcond=None)[0], self.lo, self.hi)
         self.u = self.u_rest.copy()
@@ -120,54 +132,84 @@ class HandSolver:
         to the robot's palm frame, so no hand needs a hand-written frame convention.
         """
         zero = np.clip(np.zeros_like(self.u), self.lo, self.hi)
-        _, rot = hand_frame(self.keypoints(self.q_of(zero)), self.cfg.chirality(self.side))
+        self.neutral_keypoints = self.keypoints(self.q_of(zero))
+        _, rot = hand_frame(self.neutral_keypoints, self.cfg.chirality(self.side))
         return rot
 
     # -- the solve -------------------------------------------------------------------------------
-    def _residuals(self, p, J, target, w_sqrt, pinch_sqrt):
-        """Stacked weighted residuals (3K + 12,) and their Jacobian (3K + 12, m)."""
-        th, tips = TIPS[0], self._tips
-        r_kp = (w_sqrt[:, None] * (p - target)).ravel()
-        J_kp = (w_sqrt[:, None, None] * J).reshape(-1, J.shape[2])
-        r_p = (pinch_sqrt[:, None] * ((p[th] - p[tips]) - (target[th] - target[tips]))).ravel()
-        J_p = (pinch_sqrt[:, None, None] * (J[th] - J[tips])).reshape(-1, J.shape[2])
-        return np.concatenate([r_kp, r_p]), np.concatenate([J_kp, J_p])
-
     def pinch_weights(self, target: np.ndarray) -> np.ndarray:
         d = np.linalg.norm(target[TIPS[0]] - target[list(TIPS[1:])], axis=1)
         return self.cfg.pinch_weight / (1.0 + (d / self.cfg.pinch_distance) ** 2)
 
+    def term_matrix(self, target: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """A (K + 4, K): rows = sqrt(w_k) e_k, then sqrt(w_f) (e_thumb_tip - e_tip_f).
+
+        The data cost is |A (p - t)|^2 (Frobenius) for points p, targets t (K, 3): every residual
+        term from one matrix product instead of stacking keypoint and pinch terms separately.
+        """
+        w = self.weights if mask is None else self.weights * mask
+        pinch = self.pinch_weights(target)
+        if mask is not None:
+            pinch = pinch * mask[TIPS[0]] * mask[self._tips]
+        A = np.vstack([np.diag(np.sqrt(w)), self._pinch_rows * np.sqrt(pinch)[:, None]])
+        return A
+
     def solve(self, target: np.ndarray, mask: np.ndarray | None = None, iterations: int | None = None) -> HandSolution:
-        """Fit to ``target`` (21, 3) in the palm frame (robot scale); ``mask`` (21,) 0 for missing nodes."""
+        """Fit to ``target`` (21, 3) in the palm frame (robot scale); ``mask`` (21,) 0 for missing nodes.
+
+        Works in the world frame of the private ``MjData`` (the palm frame is a fixed rigid motion of
+        it), so each iteration is one ``mj_kinematics``, the sparse hinge Jacobian, one (K+4, K)
+        product and a Cholesky solve of the (m, m) normal equations.
+        """
         t0 = time.perf_counter()
         cfg = self.cfg
-        w = self.weights if mask is None else self.weights * mask
-        w_sqrt, pinch_sqrt = np.sqrt(w), np.sqrt(self.pinch_weights(target))
-        if mask is not None:
-            pinch_sqrt = pinch_sqrt * mask[TIPS[0]] * mask[list(TIPS[1:])]
+        A = self.term_matrix(target, mask)
+        At = A @ (self.root_pos + target @ self.root_rot.T)                 # (K + 4, 3) world-frame terms
         u_prev, u = self.u.copy(), self.u.copy()
-        reg = cfg.temporal_weight + cfg.rest_weight
-        eye = np.eye(u.size)
+        prior, reg = self._prior(u_prev)
+        diag = np.full(u.size, reg + cfg.damping)
         it = 0
         for it in range(1, (iterations or cfg.iterations) + 1):
-            p, J = self.keypoint_jacobian(self.q_of(u))
-            r, Jr = self._residuals(p, J, target, w_sqrt, pinch_sqrt)
-            g = Jr.T @ r + cfg.temporal_weight * (u - u_prev) + cfg.rest_weight * (u - self.u_rest)
-            H = Jr.T @ Jr + (reg + cfg.damping) * eye
-            step = np.linalg.solve(H, -g)
-            u_new = np.clip(u + step, self.lo, self.hi)
+            r, Jr = self.linearise(u, A, At)
+            g = Jr.T @ r + reg * (u - prior)
+            H = Jr.T @ Jr
+            H.flat[::u.size + 1] += diag
+            step = _spd_solve(H, g)
+            u_new = np.minimum(np.maximum(u - step, self.lo), self.hi)
             done = np.max(np.abs(u_new - u)) < cfg.tolerance
             u = u_new
             if done:
                 break
+        return self._finish(u, target, it, t0)
+
+    def linearise(self, u: np.ndarray, A: np.ndarray, At: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Data residuals r (3(K+4),) = vec(A p(u) - At) and dr/du (3(K+4), m), world frame.
+
+        ``At`` (K + 4, 3) is A times the targets in the world frame of the private ``MjData``.
+        """
+        p = self.chain.fk(self.q_of(u))
+        J = self.chain.jacobian(p).reshape(p.shape[0], -1)                  # (K, 3 n)
+        r = (A @ p - At).reshape(-1)
+        Jr = (A @ J).reshape(r.size, -1)
+        return r, (Jr if self.identity_coupling else Jr @ self.C)
+
+    def _prior(self, u_prev: np.ndarray) -> tuple[np.ndarray, float]:
+        """(point the regularisers pull toward (m,), their total weight): temporal + rest in one term."""
+        cfg = self.cfg
+        reg = cfg.temporal_weight + cfg.rest_weight
+        return (cfg.temporal_weight * u_prev + cfg.rest_weight * self.u_rest) / max(reg, 1e-300), reg
+
+    def _finish(self, u, target, it, t0) -> HandSolution:
         self.u = u
         q = self.q_of(u)
         resid = np.linalg.norm(self.keypoints(q) - target, axis=1) * 1e3
-        names = self.chain.joint_names
-        lower, upper = self.chain.lower, self.chain.upper
-        at = tuple(n for n, v, lo, hi in zip(names, q, lower, upper) if v - lo < LIMIT_EPS or hi - v < LIMIT_EPS)
+        near = (q - self.chain.lower < LIMIT_EPS) | (self.chain.upper - q < LIMIT_EPS)
+        at = tuple(self.chain.joint_names[i] for i in np.flatnonzero(near))
         return HandSolution(q, resid, at, it, (time.perf_counter() - t0) * 1e3)
 
     def reset(self, q: np.ndarray | None = None) -> None:
         """Warm start from ``q`` (n,) (default: the rest pose)."""
-        self.u = self.u_rest.copy() if q is None else np.clip(np.linalg.lstsq(self.C, q - self.c0, rcond=None)[0], self.lo, self.hi)
+        if q is None:
+            self.u = self.u_rest.copy()
+        else:
+            self.u = np.clip(np.linalg.lstsq(self.C, q - self.c0, rcond=None)[0], self.lo, self.hi)

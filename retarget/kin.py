@@ -28,18 +28,20 @@ class PointSpec:
     offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
-def _resolve_point(model: mujoco.MjModel, spec: PointSpec, where: str) -> tuple[int, np.ndarray]:
+def _resolve_point(model: mujoco.MjModel, spec: PointSpec, where: str) -> tuple[int, np.ndarray, int]:
+    """(body id, offset in the body frame, site id or -1 when the point is not exactly a site)."""
     if (spec.site is None) == (spec.body is None):
         raise ConfigError(f"{where}: give exactly one of 'site' or 'body'")
     if spec.site is not None:
         sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, spec.site)
         if sid < 0:
             raise ConfigError(f"{where}: no site {spec.site!r} in the model")
-        return int(model.site_bodyid[sid]), model.site_pos[sid] + np.asarray(spec.offset, float)
+        exact = sid if not np.any(spec.offset) else -1
+        return int(model.site_bodyid[sid]), model.site_pos[sid] + np.asarray(spec.offset, float), exact
     bid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.body)
     if bid < 0:
         raise ConfigError(f"{where}: no body {spec.body!r} in the model")
-    return bid, np.asarray(spec.offset, float)
+    return bid, np.asarray(spec.offset, float), -1
 
 
 def joint_ids(model: mujoco.MjModel, names, where: str) -> np.ndarray:
@@ -78,10 +80,16 @@ class PointChain:
         self.is_slide = model.jnt_type[self.jids] == SLIDE
         self.has_slide = bool(self.is_slide.any())
         resolved = [_resolve_point(model, p, f"{where}.points[{i}]") for i, p in enumerate(points)]
-        self.bodies = np.array([b for b, _ in resolved], dtype=int)
-        self.offsets = np.array([o for _, o in resolved]).reshape(-1, 3)
+        self.bodies = np.array([b for b, _, _ in resolved], dtype=int)
+        self.offsets = np.array([o for _, o, _ in resolved]).reshape(-1, 3)
+        sites = np.array([s for _, _, s in resolved], dtype=int)
+        self.sites = sites if np.all(sites >= 0) else None      # fast path: MuJoCo already computed them
         jbody = model.jnt_bodyid[self.jids]
         self.mask = np.array([[jb in _ancestors(model, b) for jb in jbody] for b in self.bodies], float)
+        # (point, joint) pairs that move: the Jacobian is computed only there (~1/6 of a hand's K x n)
+        self._kk, self._jj = np.nonzero(self.mask)
+        flat = self._kk * 3 * len(self.jids) + self._jj
+        self._flat = np.concatenate([flat + c * len(self.jids) for c in range(3)])   # x, y, z rows
         self.lower, self.upper = model.jnt_range[self.jids].T.copy()
         unlimited = ~model.jnt_limited[self.jids].astype(bool)
         self.lower[unlimited], self.upper[unlimited] = -np.pi, np.pi
@@ -100,6 +108,8 @@ class PointChain:
 
     def points(self) -> np.ndarray:
         d = self.data
+        if self.sites is not None:
+            return d.site_xpos[self.sites]
         xmat = d.xmat[self.bodies].reshape(-1, 3, 3)
         return d.xpos[self.bodies] + np.einsum("kij,kj->ki", xmat, self.offsets)
 
@@ -113,13 +123,15 @@ class PointChain:
         anchor = self.data.xanchor[self.jids]
         if rot is not None:
             axis, anchor = axis @ rot, (anchor - origin) @ rot
-        lx, ly, lz = (p[:, None, i] - anchor[None, :, i] for i in range(3))    # (K, n) lever arms
-        ax, ay, az = axis[:, 0], axis[:, 1], axis[:, 2]
-        J = np.stack([ay * lz - az * ly, az * lx - ax * lz, ax * ly - ay * lx], axis=1)
+        n = len(self.jids)
+        a, lever = axis[self._jj], p[self._kk] - anchor[self._jj]              # (P, 3) per moving pair
+        cross = a[:, [1, 2, 0]] * lever[:, [2, 0, 1]] - a[:, [2, 0, 1]] * lever[:, [1, 2, 0]]
         if self.has_slide:
-            J[:, :, self.is_slide] = axis[self.is_slide].T[None]
-        J *= self.mask[:, None, :]
-        return J
+            slide = self.is_slide[self._jj]
+            cross[slide] = a[slide]
+        J = np.zeros(p.shape[0] * 3 * n)
+        J[self._flat] = cross.T.ravel()                                        # scatter into (K, 3, n)
+        return J.reshape(p.shape[0], 3, n)
 
     def body_frame(self, body: str) -> tuple[np.ndarray, np.ndarray]:
         """World (position (3,), rotation (3, 3)) of a body at the last FK."""

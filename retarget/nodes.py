@@ -4,9 +4,10 @@ Node order (same as the robot's ``HandLayout.keypoints``): wrist; thumb cmc, mcp
 index, middle, ring, little: mcp, pip, dip, tip.
 
 Hand frame (:func:`hand_frame`): origin at the wrist node, z toward the fingers (wrist -> middle
-MCP), x out of the palm, y completing a right-handed frame. For a right hand y points toward the
-thumb; the left hand is the exact mirror (y points away from the thumb), as on the robot, so a
-mirrored node set has mirrored local coordinates and both hands share one solver configuration.
+MCP), x out of the palm, y from the ring MCP toward the index MCP (orthogonalised), completing a
+right-handed frame. For a right hand y points toward the thumb; the left hand is the exact mirror
+(y points away from the thumb), as on the robot, so a mirrored node set has mirrored local
+coordinates and both hands share one solver configuration.
 """
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def validate_nodes(nodes, tracked=None, max_missing: int = 6) -> np.ndarray:
     if bad:
         raise RetargetInputError(f"hand nodes contain NaN/inf at tracked nodes: {', '.join(bad)}")
     missing = [NODE_NAMES[i] for i in np.flatnonzero(~mask)]
-    required = [n for n in ("wrist", "middle_mcp", "index_mcp", "little_mcp") if n in missing]
+    required = [n for n in ("wrist", "index_mcp", "middle_mcp", "ring_mcp") if n in missing]
     if required:
         raise RetargetInputError(f"required hand nodes missing: {', '.join(required)} (they define the hand frame)")
     if len(missing) > max_missing:
@@ -112,15 +113,33 @@ def hand_frame(nodes, side: str) -> tuple[np.ndarray, np.ndarray]:
     nodes = np.asarray(nodes, float)
     wrist = nodes[0]
     z = nodes[9] - wrist
-    across = nodes[5] - nodes[17]                 # little MCP -> index MCP: toward the thumb side
+    across = nodes[5] - nodes[13]                 # ring MCP -> index MCP: toward the thumb side
     z_norm = np.linalg.norm(z)
     y = across - z * (across @ z) / max(z_norm ** 2, 1e-18)
     if z_norm < 1e-6 or np.linalg.norm(y) < 1e-6:
-        raise RetargetInputError("hand nodes are degenerate: wrist, middle/index/little MCP are collinear")
+        raise RetargetInputError("hand nodes are degenerate: wrist, index/middle/ring MCP are collinear")
     z, y = z / z_norm, y / np.linalg.norm(y)
     if side == "left":
         y = -y                                     # the mirror convention: y away from the thumb
     return wrist.copy(), np.column_stack([np.cross(y, z), y, z])
+
+
+PALM_NODES = (0, 5, 9, 13)                        # wrist, index/middle/ring MCP: rigid on most hands
+
+
+def palm_rotation(nodes, template) -> np.ndarray:
+    """Rotation (3, 3) that best maps the template's palm nodes onto ``nodes``' (Kabsch).
+
+    ``template`` (21, 3) is the robot hand's neutral keypoints in its palm frame; the result is the
+    human palm frame in the nodes' frame. Least squares over four palm nodes averages tracking noise
+    better than a frame built from three points.
+    """
+    a = np.asarray(template, float)[list(PALM_NODES)]
+    b = np.asarray(nodes, float)[list(PALM_NODES)]
+    H = (a - a.mean(axis=0)).T @ (b - b.mean(axis=0))
+    U, _, Vt = np.linalg.svd(H)
+    d = np.sign(np.linalg.det(Vt.T @ U.T))
+    return Vt.T @ np.diag([1.0, 1.0, d]) @ U.T
 
 
 def to_local(nodes, origin, rot) -> np.ndarray:

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from retarget.filters import FilterConfig, OneEuro, RotationOneEuro, orthonormalize
 from retarget.arm import rotation
+from retarget.filters import FilterConfig, OneEuro, RotationOneEuro, orthonormalize
 from teleop.errors import ConfigError
 from teleop.seeding import stable_rng
 

@@ -36,24 +36,27 @@ def test_urdf_has_our_joints_limits_and_keypoint_links(scene, cfg, tmp_path):
     assert out.root_link == "right_palm" and out.free_joints == out.joint_names
 
 
-@pytest.mark.parametrize("side", ["left", "right"])
-def test_urdf_forward_kinematics_matches_mujoco(scene, cfg, side, tmp_path):
+def _check_urdf_fk(out, hs, rng):
+    """Pinocchio FK of the exported URDF == our FK of the keypoints, at random (coupled) joints."""
     pin = pytest.importorskip("pinocchio", reason="pinocchio comes with the bench extra (dex-retargeting)")
-    out = hand_urdf(scene.model, cfg, side, tmp_path / f"{side}.urdf")
     model = pin.buildModelFromUrdf(str(out.path))
     data = model.createData()
     names = [n for i, n in enumerate(model.names) if model.nqs[i] > 0]
     order = [names.index(n) for n in out.joint_names]
-    hs = HandSolver(scene.model, cfg, side)
-    rng = stable_rng("urdf-fk", side)
     for _ in range(3):
-        q = rng.uniform(hs.lo, hs.hi)
+        q = hs.q_of(rng.uniform(hs.lo, hs.hi))
         qp = np.zeros(model.nq)
         qp[order] = q
         pin.forwardKinematics(model, data, qp)
         pin.updateFramePlacements(model, data)
         got = np.array([data.oMf[model.getFrameId(link, pin.BODY)].translation for link in out.keypoint_links])
         np.testing.assert_allclose(got, hs.keypoints(q), atol=1e-9)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_urdf_forward_kinematics_matches_mujoco(scene, cfg, side, tmp_path):
+    out = hand_urdf(scene.model, cfg, side, tmp_path / f"{side}.urdf")
+    _check_urdf_fk(out, HandSolver(scene.model, cfg, side), stable_rng("urdf-fk", side))
 
 
 def test_coupled_and_fixed_joints_export(tmp_path):
@@ -65,6 +68,7 @@ def test_coupled_and_fixed_joints_export(tmp_path):
     assert set(mimics) == {"robot0:FFJ0", "robot0:MFJ0", "robot0:RFJ0", "robot0:LFJ0"}
     assert float(mimics["robot0:FFJ0"].get("multiplier")) == pytest.approx(1.1418)
     assert len(out.free_joints) == 18
+    _check_urdf_fk(out, HandSolver(sh.load_model(), sh, "right"), stable_rng("urdf-fk-shadow"))
 
 
 def test_bad_hand_for_export(scene, cfg, tmp_path):

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retarget import OperatorProfile, load_config
-from retarget import compare
+from retarget import OperatorProfile, compare, load_config
 from retarget.filters import OneEuro
 from retarget.synthetic import RobotToHuman, smooth_trajectory
 from teleop.scene import build_scene
@@ -107,7 +106,8 @@ def _versus_dex(scene, cfg, ticks: int, noise_m: float) -> dict:
     r_solver = compare.run_ours(ours, targets, q0)
     r_ours = compare.run_ours(ours, targets, q0, OneEuro(cfg.hand_filter), dt)
     theirs, mine = _hand_figures(ours, r_dex, truth, dt), _hand_figures(ours, r_ours, truth, dt)
-    return {"dex_retargeting": theirs, "ours_hand": mine, "ours_hand_solver_unfiltered": _hand_figures(ours, r_solver, truth, dt),
+    return {"dex_retargeting": theirs, "ours_hand": mine,
+            "ours_hand_solver_unfiltered": _hand_figures(ours, r_solver, truth, dt),
             "speedup_vs_dex_retargeting": round(theirs["hand_ms_p50"] / mine["hand_ms_p50"], 2),
             "speedup_p99_vs_dex_retargeting": round(theirs["hand_ms_p99"] / mine["hand_ms_p99"], 2),
             "err_ratio_vs_dex_retargeting": round(mine["stream_err_mm_median"] / theirs["stream_err_mm_median"], 3)}

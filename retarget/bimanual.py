@@ -1,0 +1,182 @@
+"""Both arms and both hands: human operator input -> joint targets in action order, plus health.
+
+Per side, per tick:
+  1. hand frame from the keypoints (or the device's palm rotation), mapped to the robot palm frame;
+  2. arm target: shoulder-anchored Procrustes scaling of the shoulder -> wrist vector by
+     robot arm length / operator arm length, anchored at the robot shoulder; palm rotation as is;
+  3. hand target: keypoints in the palm frame times robot hand length / operator hand length;
+  4. arm solve (SLSQP + closed-form wrist), hand solve (bounded Gauss-Newton).
+A side whose input is invalid or whose solve fails keeps its last good targets, logs a warning and
+reports ``held`` with the reason; a side without input reports ``no_input`` and holds too.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from retarget.arm import ArmSolver
+from retarget.config import RetargetConfig
+from retarget.filters import OneEuro, RotationOneEuro
+from retarget.hand import HandSolver
+from retarget.nodes import N_NODES, SIDES, RetargetInputError, palm_rotation, validate_nodes
+from retarget.profile import DEFAULT_PROFILE, OperatorProfile, yaw_frame
+from teleop.errors import TeleopError
+
+log = logging.getLogger("retarget")
+STATUS_ORDER = ("ok", "degraded", "no_input", "held")       # worst last
+
+
+@dataclass(frozen=True)
+class HandInput:
+    """One tracked human hand in the operator frame (z up, x forward, y left), metres."""
+
+    keypoints: np.ndarray                  # (21, 3) node order (retarget.nodes.NODE_NAMES)
+    tracked: np.ndarray | None = None      # (21,) bool; None = all tracked
+    palm_rot: np.ndarray | None = None     # (3, 3) palm frame (x out of palm, z to fingers); None = from keypoints
+
+
+@dataclass(frozen=True)
+class OperatorInput:
+    head_pos: np.ndarray                   # (3,)
+    head_rot: np.ndarray                   # (3, 3) columns = head x (forward), y (left), z (up)
+    hands: dict                            # side -> HandInput or None (not tracked)
+    time: float | None = None              # s, capture time (any epoch); None = one control tick after the last
+
+
+@dataclass(frozen=True)
+class SideHealth:
+    status: str                            # ok | degraded | no_input | held
+    message: str
+    residual_mm: np.ndarray                # (21,) hand keypoint residuals (robot scale); NaN if held
+    arm_pos_err_mm: float
+    arm_rot_err_deg: float
+    at_limits: tuple[str, ...]
+    arm_ms: float
+    hand_ms: float
+
+
+@dataclass(frozen=True)
+class RetargetResult:
+    targets: np.ndarray                    # (58,) joint targets in scene.layout.action_joints order
+    sides: dict                            # side -> SideHealth
+    status: str                            # the worst side status
+    solve_ms: float
+
+
+def _check_shape(name: str, x, shape) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape != shape:
+        raise RetargetInputError(f"{name} must have shape {shape}, got {x.shape}")
+    return x
+
+
+class BimanualRetargeter:
+    """Build with ``RetargetConfig.build(scene, profile)``; call :meth:`step` once per control tick."""
+
+    def __init__(self, scene, cfg: RetargetConfig, profile: OperatorProfile | None = None):
+        self.cfg, self.profile = cfg, profile or DEFAULT_PROFILE
+        layout, model = scene.layout, scene.model
+        ready = layout.ready_qpos(scene.params)
+        index = {n: i for i, n in enumerate(layout.action_joints)}
+        self.rot = np.asarray(cfg.operator_rotation, float)
+        self.offset = np.asarray(cfg.workspace_offset, float)
+        self.arms, self.hands, self.idx, self.filters = {}, {}, {}, {}
+        self.dt, self._last_time = scene.control_dt, None
+        self.last = np.array([ready.get(n, 0.0) for n in layout.action_joints])
+        hand_model = cfg.hand.load_model(model)
+        for side in SIDES:
+            arm_names = cfg.arm.joint_names(side)
+            self.arms[side] = ArmSolver(model, cfg.arm, side, np.array([ready.get(n, 0.0) for n in arm_names]))
+            self.hands[side] = HandSolver(hand_model, cfg.hand, side)
+            hand_names = self.hands[side].chain.joint_names
+            missing = [n for n in (*arm_names, *hand_names) if n not in index]
+            if missing:
+                raise TeleopError(f"{cfg.source}: joints not in the scene's action joints: {missing[:3]}")
+            self.idx[side] = (np.array([index[n] for n in arm_names]), np.array([index[n] for n in hand_names]))
+            self.hands[side].reset(self.last[self.idx[side][1]])
+            self.filters[side] = (OneEuro(cfg.hand_filter), OneEuro(cfg.wrist_filter),
+                                  RotationOneEuro(cfg.rotation_filter, cfg.filter_radius))
+
+    # -- mapping ---------------------------------------------------------------------------------
+    def arm_scale(self) -> float:
+        return self.cfg.arm.arm_length / self.profile.arm_length
+
+    def hand_scale(self, side: str) -> float:
+        return self.hands[side].hand_length / self.profile.hand_length
+
+    def targets_for(self, side: str, inp: OperatorInput, hand: HandInput):
+        """(palm position (3,), palm rotation (3, 3)) in robot world, hand keypoints (21, 3) in the palm frame."""
+        kp = _check_shape(f"{side} keypoints", hand.keypoints, (N_NODES, 3))
+        mask = validate_nodes(kp, hand.tracked)
+        if hand.palm_rot is not None:
+            rot_h = _check_shape(f"{side} palm_rot", hand.palm_rot, (3, 3))
+        else:
+            rot_h = palm_rotation(kp, self.hands[side].neutral_keypoints)   # robot palm frame on the human hand
+        wrist = kp[0]
+        shoulder = inp.head_pos + yaw_frame(inp.head_rot) @ self.profile.shoulder(side)
+        p_star = self.arms[side].shoulder + self.arm_scale() * (self.rot @ (wrist - shoulder)) + self.offset
+        local = np.where(mask[:, None] > 0, (kp - wrist) @ rot_h, 0.0) * self.hand_scale(side)
+        return p_star, self.rot @ rot_h, local, mask
+
+    # -- the tick --------------------------------------------------------------------------------
+    def step(self, inp: OperatorInput) -> RetargetResult:
+        t0 = time.perf_counter()
+        _check_shape("head_pos", inp.head_pos, (3,))
+        _check_shape("head_rot", inp.head_rot, (3, 3))
+        unknown = set(inp.hands) - set(SIDES)
+        if unknown:
+            raise RetargetInputError(f"unknown hand side {sorted(unknown)[0]!r}; valid: 'left' or 'right'")
+        dt = self._tick_dt(inp.time)
+        out = self.last.copy()
+        sides = {side: self._side(side, inp, inp.hands.get(side), out, dt) for side in SIDES}
+        self.last = out
+        status = max((h.status for h in sides.values()), key=STATUS_ORDER.index)
+        return RetargetResult(out, sides, status, (time.perf_counter() - t0) * 1e3)
+
+    def _tick_dt(self, t: float | None) -> float:
+        """Seconds since the last input (the filters' sample time); a control tick without timestamps."""
+        last, self._last_time = self._last_time, t
+        if t is None or last is None or not np.isfinite(t) or not t > last:
+            return self.dt
+        return float(t - last)
+
+    def filtered_targets(self, side: str, p_star, r_star, local, mask, dt: float):
+        """The targets of :meth:`targets_for` through the side's One-Euro input filters."""
+        f_hand, f_pos, f_rot = self.filters[side]
+        tracked = None if mask.all() else mask
+        return f_pos(p_star[None], dt)[0], f_rot(r_star, dt), f_hand(local, dt, tracked)
+
+    def _held(self, side: str, status: str, message: str) -> SideHealth:
+        arm_i, hand_i = self.idx[side]
+        for f in self.filters[side]:
+            f.reset()                                        # restart from the next input, not stale state
+        self.arms[side].reset(self.last[arm_i])              # warm start stays at the held pose
+        self.hands[side].reset(self.last[hand_i])
+        if status == "held":
+            log.warning("retarget %s side held at last good targets: %s", side, message)
+        return SideHealth(status, message, np.full(N_NODES, np.nan), np.nan, np.nan, (), 0.0, 0.0)
+
+    def _side(self, side: str, inp: OperatorInput, hand: HandInput | None, out: np.ndarray, dt: float) -> SideHealth:
+        if hand is None:
+            return self._held(side, "no_input", "hand not tracked")
+        try:
+            p_star, r_star, local, mask = self.targets_for(side, inp, hand)
+            p_star, r_star, local = self.filtered_targets(side, p_star, r_star, local, mask, dt)
+            arm = self.arms[side].solve(p_star, r_star)
+            sol = self.hands[side].solve(local, mask)
+            if not (np.all(np.isfinite(arm.q)) and np.all(np.isfinite(sol.q))):
+                raise FloatingPointError("non-finite joint targets")
+        except (TeleopError, FloatingPointError, np.linalg.LinAlgError, ValueError) as exc:
+            if isinstance(exc, RetargetInputError) and "must have shape" in str(exc):
+                raise                                    # a programming error, not a tracking glitch
+            return self._held(side, "held", f"{type(exc).__name__}: {exc}")
+        arm_i, hand_i = self.idx[side]
+        out[arm_i], out[hand_i] = arm.q, sol.q
+        tracked = sol.residual_mm[mask > 0]
+        degraded = np.median(tracked) > self.cfg.residual_warn_mm
+        message = f"median hand residual {np.median(tracked):.1f} mm" if degraded else ""
+        return SideHealth("degraded" if degraded else "ok", message, np.where(mask > 0, sol.residual_mm, np.nan),
+                          arm.pos_err_mm, arm.rot_err_deg, arm.at_limits + sol.at_limits, arm.solve_ms, sol.solve_ms)

@@ -2,10 +2,12 @@
 
 For joints x = q[:n] (the wrist joints held at their last values) SLSQP minimises::
 
-    f(x) = w_p |p(x) - p*|^2 + w_o (3 - tr(R*^T R(x))) + w_s |x - x_prev|^2
+    f(x) = w_p |p(x) - p*|^2 + w_o (3 - tr(R*^T R(x))) + w_s |x - x_prev|^2 + w_n |x - x_rest|^2
 
 with p, R the end-effector (palm) position and rotation. Analytic gradient from the hinge
-Jacobian: df/dx_i = 2 w_p Jp_i . e - w_o w_i . v + 2 w_s (x_i - x_prev_i), where w_i is the joint's
+Jacobian: df/dx_i = 2 w_p Jp_i . e - w_o w_i . v + 2 w_s (x_i - x_prev_i) + 2 w_n (x_i - x_rest_i),
+where the posture term (small) only settles the arm's redundancy toward the rest posture (the
+elbow stays where a person expects it, away from the table), w_i is the joint's
 world axis and v = vex-like (M12 - M21, M20 - M02, M01 - M10) of M = R R*^T. Then the two wrist
 joints are solved in closed form (two Paden-Kahan subproblem-1 rotations) so the palm orientation
 best matches R*, and the two steps alternate ``alternations`` times. Unreachable targets simply
@@ -74,6 +76,7 @@ class ArmSolver:
         self.bounds = list(zip(self.chain.lower[:self.n], self.chain.upper[:self.n]))
         self.q = np.clip(np.zeros(len(names)) if q_init is None else np.asarray(q_init, float),
                          self.chain.lower, self.chain.upper)
+        self.rest = self.q[:self.n].copy()        # the posture the redundancy is settled toward
         self.chain.fk(self.q)
         self.shoulder = self.chain.body_frame(cfg.shoulder_body.format(side=side))[0]
         self._key = None
@@ -95,11 +98,12 @@ class ArmSolver:
         p, R = self.pose(q)
         Jp = self.chain.jacobian(p[None])[0][:, :self.n]                 # (3, n)
         Jr = (self.chain.data.xaxis[self.chain.jids] * self.chain.mask[0][:, None]).T[:, :self.n]
-        e, M, dx = p - p_star, R @ R_star.T, x - x_prev
+        e, M, dx, dr = p - p_star, R @ R_star.T, x - x_prev, x - self.rest
         v = np.array([M[1, 2] - M[2, 1], M[2, 0] - M[0, 2], M[0, 1] - M[1, 0]])
         f = cfg.position_weight * e @ e + cfg.orientation_weight * (3.0 - np.trace(M)) \
-            + cfg.smoothness_weight * dx @ dx
-        g = 2 * cfg.position_weight * Jp.T @ e - cfg.orientation_weight * Jr.T @ v + 2 * cfg.smoothness_weight * dx
+            + cfg.smoothness_weight * dx @ dx + cfg.posture_weight * dr @ dr
+        g = 2 * cfg.position_weight * Jp.T @ e - cfg.orientation_weight * Jr.T @ v + 2 * cfg.smoothness_weight * dx \
+            + 2 * cfg.posture_weight * dr
         self._key, self._val = key, (f, g)
         return f, g
 
@@ -144,7 +148,7 @@ class ArmSolver:
         Jp = self.chain.jacobian(p[None])[0][:, :self.n]
         Jr = (self.chain.data.xaxis[self.chain.jids] * self.chain.mask[0][:, None]).T[:, :self.n]
         H = 2 * cfg.position_weight * Jp.T @ Jp + 2 * cfg.orientation_weight * Jr.T @ Jr
-        H += (2 * cfg.smoothness_weight + 1e-6) * np.eye(self.n)
+        H += (2 * cfg.smoothness_weight + 2 * cfg.posture_weight + 1e-6) * np.eye(self.n)
         return np.linalg.inv(np.linalg.cholesky(H)).T
 
     def _slsqp(self, x0, wrist, p_star, R_star, x_prev):

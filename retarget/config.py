@@ -134,6 +134,7 @@ class ArmConfig:
     position_weight: float = 1.0       # per m^2
     orientation_weight: float = 0.02   # per unit of 0.5 |R - R*|_F^2
     smoothness_weight: float = 1e-3    # per rad^2 of change from the last tick
+    posture_weight: float = 0.0        # per rad^2 away from the rest (ready) posture: picks the elbow
     max_iter: int = 15
     ftol: float = 1e-9
     alternations: int = 2              # SLSQP(joints 1..n) <-> closed-form wrist rounds per tick
@@ -144,6 +145,8 @@ class ArmConfig:
             raise ConfigError(f"{self.where}: need n_solved + 2 joints (the last two in closed form), "
                               f"got {len(self.joints)} joints and n_solved={self.n_solved}")
         _positive(self, ("position_weight", "orientation_weight", "smoothness_weight", "ftol"), self.where)
+        if not self.posture_weight >= 0:
+            raise ConfigError(f"{self.where}: posture_weight must be >= 0, got {self.posture_weight!r}")
         if self.arm_length <= 0 or self.max_iter < 1 or self.alternations < 1:
             raise ConfigError(f"{self.where}: arm_length > 0, max_iter >= 1, alternations >= 1 required")
 

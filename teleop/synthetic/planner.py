@@ -56,7 +56,10 @@ class Planner:
         self._tip_offset = tip_offset          # (side, grasp, finger) -> (3,) tip in the palm frame
         self._auto = "right"
         self.segment_starts = tuple(segment_starts)   # seconds at which each instruction segment begins
-        self._held: dict[str, tuple[str, np.ndarray]] = {}   # side -> (object, object - palm offset)
+        # side -> (object, object centre - palm offset, object centre - object bottom)
+        self._held: dict[str, tuple[str, np.ndarray, float]] = {}
+        # Objects the plan has already moved: where they will be, as a shift from the reset pose.
+        self._moved: dict[str, np.ndarray] = {}
 
     def plan(self, script: Script) -> dict[str, Timeline]:
         for plan in self.sides.values():
@@ -78,41 +81,59 @@ class Planner:
             plan.wait(end - plan.t)
         return {s: Timeline(p.keys) for s, p in self.sides.items()}
 
+    # -- where things are (at the reset, or where an earlier step of the plan put them) ---------
+    def _position(self, name: str) -> np.ndarray:
+        return self.q.position(name) + self._moved.get(name, 0.0)
+
+    def _extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.q.extent(name)
+        shift = self._moved.get(name, np.zeros(3))
+        return lo + shift, hi + shift
+
     def _side(self, step: Step) -> str:
         if step.side != "auto":
             self._auto = step.side
             return step.side
         name = step.args.get("object")
-        if name is not None and name not in {held for held, _ in self._held.values()}:
-            self._auto = "left" if self.q.position(name)[1] >= 0 else "right"
+        if name is not None and name not in {held[0] for held in self._held.values()}:
+            self._auto = "left" if self._position(name)[1] >= 0 else "right"
         return self._auto
 
     # -- steps ---------------------------------------------------------------------------------
     def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         name = a["object"]
         # Defaults found by sweeping scripted grasps over spheres and ellipsoids (tests/grasping.py).
-        rot = palm_rotation(a.get("pitch", 0.8), a.get("yaw", 0.0))
-        centre = self.q.position(name)
-        top = self.q.top(name)
-        grip_at = np.array([centre[0] - a.get("reach", 0.08), centre[1], top + a.get("height", 0.10) - 0.05])
+        rot = palm_rotation(a.get("pitch", 0.6), a.get("yaw", 0.0))
+        centre = self._position(name)
+        top = self._extent(name)[1][2]
+        grip_at = np.array([centre[0] - a.get("reach", 0.07), centre[1], top + a.get("height", 0.12) - 0.05])
         grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
-        plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=0.0, grasp=a.get("grasp", "power"))
+        # Pre-shape the hand on the way down, as people do: fingers half curled clear the table.
+        preshape = a.get("preshape", 0.0)
+        plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=preshape, grasp=a.get("grasp", "power"))
         plan.go(grip_at, duration=a.get("descend_s", 1.0))
         plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
         plan.go(grip=1.0, duration=a.get("close_s", 1.0))
         plan.wait(a.get("settle_s", 0.3))
         plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 1.0))
-        self._held[side] = (name, centre - grip_at)
+        self._held[side] = (name, centre - grip_at, float(centre[2] - self._extent(name)[0][2]))
 
     def _place(self, plan: SidePlan, side: str, a: dict) -> None:
         target = a["target"]
-        lo, hi = self.q.extent(target)
+        lo, hi = self._extent(target)
         centre = (lo + hi) / 2 + np.r_[np.asarray(a.get("offset", (0.0, 0.0)), float), 0.0]
-        # The held object keeps its offset from the palm: put the OBJECT above the target centre.
-        _, grip_offset = self._held.get(side, (None, np.zeros(3)))
-        above = np.r_[centre[:2], hi[2] + a.get("above", 0.15)] - grip_offset
-        plan.go(above, grip=1.0)
+        # The held object keeps its offset from the palm: bring the OBJECT'S BOTTOM ``above`` the
+        # target's top, over its centre, then lower it by ``lower`` and let go.
+        held, grip_offset, half_height = self._held.get(side, (None, np.zeros(3), 0.0))
+        above = np.r_[centre[:2], hi[2] + half_height + a.get("above", 0.12)] - grip_offset
+        transit = max(plan.last.pos[2], above[2]) + a.get("transit", 0.04)   # over, never through
+        plan.go(np.r_[plan.last.pos[:2], transit], grip=1.0)
+        plan.go(np.r_[above[:2], transit])
+        plan.go(above)
         plan.go(above - [0, 0, a.get("lower", 0.08)], duration=a.get("lower_s", 0.8))
+        if held is not None:       # it comes to rest on the target (``rest: bottom``: inside it)
+            floor = lo[2] + 0.01 if a.get("rest", "top") == "bottom" else hi[2]
+            self._moved[held] = np.r_[centre[:2], floor + half_height] - self.q.position(held)
         self._let_go(plan, a)
         plan.go(plan.last.pos + [0, 0, a.get("retreat", 0.10)], duration=0.6)
         self._held.pop(side, None)
@@ -121,7 +142,7 @@ class Planner:
         name = a["object"]
         rot = palm_rotation(a.get("pitch", 1.25), a.get("yaw", 0.0))
         tip = rot @ self._tip_offset(side, "point", "index")
-        top = np.r_[self.q.position(name)[:2], self.q.top(name)]
+        top = np.r_[self._position(name)[:2], self._extent(name)[1][2]]
         hover = top + [0, 0, a.get("hover", 0.04)] - tip
         plan.go(hover + [0, 0, 0.06], rot, grip=1.0, grasp="point")
         plan.go(hover, duration=0.5)
@@ -140,7 +161,7 @@ class Planner:
         self._held.pop(side, None)
 
     def _move(self, plan: SidePlan, side: str, a: dict) -> None:
-        base = self.q.position(a["object"]) if "object" in a else plan.last.pos
+        base = self._position(a["object"]) if "object" in a else plan.last.pos
         pos = base + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
         rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
         plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))

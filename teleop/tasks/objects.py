@@ -103,17 +103,22 @@ def _box(body, name, p):
     return Shape(hz, math.hypot(hx, hy), hz, (hx, hy), footprint=(hx, hy))
 
 
+# Fruit is not a perfect ball: a little rolling resistance (condim 6: torsional + rolling friction)
+# keeps a set-down apple where it was put instead of rolling off a shelf like a marble.
+ROUND_CONTACT = dict(condim=6, friction=[1.0, 0.005, 0.002])
+
+
 @kind("sphere", required=("radius",), radius=float, mass=float, rgba=list)
 def _sphere(body, name, p):
     r = p["radius"]
-    geom(body, SPHERE, (r,), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g")
+    geom(body, SPHERE, (r,), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g", **ROUND_CONTACT)
     return Shape(r, r, r)
 
 
 @kind("ellipsoid", required=("radii",), radii=list, mass=float, rgba=list)
 def _ellipsoid(body, name, p):
     rx, ry, rz = p["radii"]
-    geom(body, ELL, (rx, ry, rz), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g")
+    geom(body, ELL, (rx, ry, rz), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g", **ROUND_CONTACT)
     return Shape(rz, max(rx, ry), rz)
 
 

@@ -76,9 +76,11 @@ class HandShapes:
         local = self.local(grasp, grip)
         return local * MIRROR if side == "left" else local
 
-    def tip(self, side: str, grasp: str, finger: str) -> np.ndarray:
-        index = {"thumb": 4, "index": 8, "middle": 12, "ring": 16, "little": 20}[finger]
-        return self.side_local(side, grasp, 1.0)[index]
+    def tip(self, side: str, grasp: str, finger: str, node: str = "tip", grip: float = 1.0) -> np.ndarray:
+        """A digit's node (palm frame, (3,)) in a hand shape: e.g. the middle finger's MCP when open."""
+        digit = {"thumb": 1, "index": 5, "middle": 9, "ring": 13, "little": 17}[finger]
+        nodes = ("cmc", "mcp", "ip", "tip") if finger == "thumb" else ("mcp", "pip", "dip", "tip")
+        return self.side_local(side, grasp, grip)[digit + nodes.index(node)]
 
 
 class HumanStream:

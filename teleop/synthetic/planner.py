@@ -53,7 +53,7 @@ class Planner:
         self.q = query
         self.sides = {s: SidePlan(start[s]) for s in SIDES}
         self.home = dict(start)
-        self._tip_offset = tip_offset          # (side, grasp, finger) -> (3,) tip in the palm frame
+        self._tip_offset = tip_offset          # (side, grasp, finger[, node, grip]) -> (3,) palm frame
         self._auto = "right"
         self.segment_starts = tuple(segment_starts)   # seconds at which each instruction segment begins
         # side -> (object, object centre - palm offset, object centre - object bottom)
@@ -97,6 +97,8 @@ class Planner:
         name = step.args.get("object")
         if name is not None and name not in {held[0] for held in self._held.values()}:
             self._auto = "left" if self._position(name)[1] >= 0 else "right"
+        elif "handle" in step.args:
+            self._auto = "left" if self.q.geom(step.args["handle"])[1] >= 0 else "right"
         return self._auto
 
     # -- steps ---------------------------------------------------------------------------------
@@ -159,6 +161,23 @@ class Planner:
         self._let_go(plan, a)
         plan.go(plan.last.pos + [0, 0, 0.1], duration=0.6)
         self._held.pop(side, None)
+
+    def _hook(self, plan: SidePlan, side: str, a: dict) -> None:
+        """Fingers down behind a bar handle (palm toward the robot), curl them round it, pull along
+        ``direction`` by ``distance``, let go. For drawers, doors and lids with bar handles."""
+        rot = palm_rotation(a.get("pitch", np.pi / 2), a.get("yaw", 0.0))
+        bar = self.q.geom(a["handle"])
+        # The middle-finger knuckle goes just above the bar, in the gap behind it.
+        knuckle = bar + np.asarray(a.get("knuckle_offset", (0.03, 0.0, 0.025)), float)
+        at = knuckle - rot @ self._tip_offset(side, "hook", "middle", "mcp", 0.0)
+        plan.go(at + [0, 0, a.get("clearance", 0.20)], rot, grip=0.0, grasp="hook")   # fingertips clear the top
+        plan.go(at, duration=a.get("descend_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(grip=1.0, duration=a.get("close_s", 0.8))
+        direction = np.asarray(a.get("direction", (-1.0, 0.0, 0.0)), float)
+        plan.go(at + direction / np.linalg.norm(direction) * a["distance"], duration=a.get("pull_s", 1.5))
+        plan.go(grip=0.0, duration=0.5)
+        plan.go(plan.last.pos + np.asarray(a.get("retreat", (-0.03, 0.0, 0.08))), duration=0.6)
 
     def _move(self, plan: SidePlan, side: str, a: dict) -> None:
         base = self._position(a["object"]) if "object" in a else plan.last.pos

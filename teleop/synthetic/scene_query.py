@@ -26,6 +26,13 @@ class SceneQuery:
     def site(self, name: str) -> np.ndarray:
         return self.data.site(name).xpos.copy()
 
+    def geom(self, name: str) -> np.ndarray:
+        """World position (3,) of a named geom (e.g. a handle)."""
+        try:
+            return self.data.geom(name).xpos.copy()
+        except KeyError:
+            raise ConfigError(f"no geom {name!r} in the scene") from None
+
     def extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World axis-aligned bounds (lo (3,), hi (3,)) of every collision geom of ``name`` and its
         child bodies."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from teleop.tasks.objects import (BOX, CYL, HINGE, SLIDE, SPHERE, Interior, Shape, _walls, geom, joint, kind)
+from teleop.tasks.objects import (BOX, CAPS, CYL, HINGE, SLIDE, SPHERE, Y_AXIS_QUAT, Interior, Shape, _walls, geom,
+                                  joint, kind)
 
 
 # -- static fixtures --------------------------------------------------------------------------
@@ -95,9 +96,18 @@ def _drawer_box(body, name, p):
     ip = dict(round=False, wall=0.005)
     interior = _walls(drawer, f"{name}_drawer", ip, (hx - 0.02, hy - 0.02), hz * 1.2, p["lid_rgba"], 0.3)
     geom(drawer, BOX, (0.005, hy - 0.01, hz * 0.8), pos=(-hx + 0.012, 0, hz * 0.8), rgba=p["lid_rgba"], mass=0.05)
-    geom(drawer, BOX, (0.012, 0.04, 0.008), pos=(-hx - 0.005, 0, hz * 0.9), rgba=(0.2, 0.2, 0.2, 1), mass=0.02,
-         name=f"{name}_handle")
+    _bar_handle(drawer, name, x=-hx + 0.007, z=hz * 0.9)
     return Shape(0.0, math.hypot(hx, hy), 2 * hz, (hx, hy), interior, f"{name}_joint", (hx + 0.03, hy))
+
+
+def _bar_handle(body, name, x: float, z: float, half_width: float = 0.045, reach: float = 0.055) -> None:
+    """A bar handle on two standoffs in front of a face at ``x`` (toward -x, the robot): the gap
+    behind the bar takes fingers, so a hand can hook it and pull, as on a real drawer."""
+    dark = (0.2, 0.2, 0.2, 1)
+    for y in (-half_width, half_width):
+        geom(body, BOX, (reach / 2, 0.005, 0.005), pos=(x - reach / 2, y, z), rgba=dark, mass=0.005)
+    geom(body, CAPS, (0.007, half_width + 0.008), pos=(x - reach, 0, z), quat=Y_AXIS_QUAT, rgba=dark, mass=0.02,
+         name=f"{name}_handle")
 
 
 @kind("lever", required=(), articulated=True, rgba=list, range=float)

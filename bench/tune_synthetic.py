@@ -45,6 +45,13 @@ def run_variant(job) -> dict:
     return {"override": override, "successes": sum(p == 100 for p in progress), "progress": progress}
 
 
+def _value(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("task")
@@ -53,7 +60,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    keys, values = zip(*((k, [float(v) for v in vs.split(",")]) for k, vs in (g.split("=") for g in args.grid)))
+    keys, values = zip(*((k, [_value(v) for v in vs.split(",")]) for k, vs in (g.split("=") for g in args.grid)))
     jobs = [(args.task, dict(zip(keys, combo)), args.only, args.episodes) for combo in itertools.product(*values)]
     with mp.get_context("spawn").Pool(args.workers) as pool:
         results = pool.map(run_variant, jobs)

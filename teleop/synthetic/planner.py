@@ -103,6 +103,8 @@ class Planner:
 
     # -- steps ---------------------------------------------------------------------------------
     def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        if a.get("style", "top") == "side":
+            return self._side_grasp(plan, side, a)
         name = a["object"]
         # Defaults found by sweeping scripted grasps over spheres and ellipsoids (tests/grasping.py).
         rot = palm_rotation(a.get("pitch", 0.6), a.get("yaw", 0.0))
@@ -119,6 +121,30 @@ class Planner:
         plan.wait(a.get("settle_s", 0.3))
         plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 1.0))
         self._held[side] = (name, centre - grip_at, float(centre[2] - self._extent(name)[0][2]))
+
+    def _side_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        """Tall things (cans, bottles, jars): the hand level in front of the object, palm toward it
+        (+x), fingers across it toward the other hand, wrapping around; then lift."""
+        name = a["object"]
+        across = 1.0 if side == "right" else -1.0
+        x_p, z_p = np.array([1.0, 0.0, 0.0]), np.array([0.0, across, 0.0])
+        rot = np.column_stack([x_p, np.cross(z_p, x_p), z_p])
+        centre = self._position(name)
+        lo, hi = self._extent(name)
+        radius = (hi[0] - lo[0]) / 2
+        grip_at = np.array([centre[0] - radius - a.get("standoff", 0.025),
+                            centre[1] - across * a.get("along", 0.085), lo[2] + a.get("height", 0.6) * (hi[2] - lo[2])])
+        # Turn the hand while high and clear, come down beside the object, then slide in with the
+        # thumb swung out of the palm, so nothing sweeps the object over.
+        pre = grip_at + [-0.10, 0, 0.04]
+        plan.go(pre + [0, 0, a.get("clearance", 0.15)], rot, grip=1.0, grasp="release")
+        plan.go(pre, duration=0.8)
+        plan.go(grip_at, duration=a.get("approach_s", 1.0))
+        plan.go(grip=0.0, duration=0.3)
+        plan.go(grip=1.0, grasp=a.get("grasp", "power"), duration=a.get("close_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(grip_at + [0, 0, a.get("lift", 0.08)], duration=a.get("lift_s", 1.0))
+        self._held[side] = (name, centre - grip_at, float(centre[2] - lo[2]))
 
     def _place(self, plan: SidePlan, side: str, a: dict) -> None:
         target = a["target"]

@@ -12,6 +12,7 @@ from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QVBox
 from recordings.store import TakeStore
 from teleop.paths import config_dir
 from teleop.scene import build_scene
+from teleop.sim import Sim
 from teleop.tasks import all_specs
 from ui.calibration import CalibrationWizard
 from ui.device_panel import DevicePanel
@@ -57,6 +58,9 @@ class MainWindow(QMainWindow):
     # -- construction ---------------------------------------------------------------------------
     def _build_views(self) -> None:
         bare = build_scene()
+        idle = Sim(bare)
+        idle.reset(0)
+        self._idle_qpos = idle.data.qpos.copy()      # shown until a task is chosen
         self.viewport = Viewport(bare.model, self._live_qpos)
         self.setCentralWidget(self.viewport)
         self.camera_views = [Viewport(bare.model, self._live_qpos, fps=8, camera=cam, max_width=320)
@@ -132,7 +136,8 @@ class MainWindow(QMainWindow):
 
     # -- actions --------------------------------------------------------------------------------
     def _live_qpos(self):
-        return self.station.snapshot().qpos
+        qpos = self.station.snapshot().qpos
+        return self._idle_qpos if qpos is None else qpos
 
     def choose_task(self, task_id: str) -> None:
         self.back_to_live()

@@ -12,6 +12,8 @@ TASKS = {
     "put_peach_in_fruit_bowl": "place into a container",
     "pull_open_cabinet_drawer": "open a drawer",
     "put_apple_and_orange_in_bowl": "bimanual",
+    "uncover_red_cube": "press a button exactly 3 times",
+    "put_orange_on_shelf_then_take_back_into_tray": "two-phase language switch",
 }
 
 

@@ -270,12 +270,12 @@ class MainWindow(QMainWindow):
     def _collect_finished_takes(self) -> None:
         while True:
             try:
-                take = self.station.finished_takes.get_nowait()
+                path = self.station.finished_takes.get_nowait()
             except queue.Empty:
                 return
+            take = self.store.add(path)                    # the index is only ever touched here
             self.browser.refresh()
-            if take is not None:
-                self.open_take(take.meta.take_id)          # instant replay of what was just recorded
+            self.open_take(take.meta.take_id)              # instant replay of what was just recorded
 
     def _on_review_position(self, tick: int) -> None:
         if self.review.take is not None:

@@ -68,14 +68,18 @@ class Station:
         self._manual: np.ndarray | None = None       # joint-panel targets while no device drives
         self._snapshot = StationSnapshot(None, 0, None, None, False, 0, 0, None, False)
         self.loop = RealtimeLoop(self._tick, 25.0, name="station")
-        self.finished_takes: queue.Queue = queue.Queue()   # takes finished by the loop, for the UI
+        self.finished_takes: queue.Queue = queue.Queue()   # paths of finished take files, for the UI
 
     # -- UI-thread API (everything is queued) ---------------------------------------------------
     def start(self) -> None:
         self.loop.start()
 
     def stop(self) -> None:
+        """Stop the loop; a take still recording is finished (the window is closing)."""
         self.loop.stop()
+        if self.session is not None and self.session.recorder is not None:
+            self.finished_takes.put(self.session.recorder.writer.finish())
+            self.session.recorder = None
         self._disconnect()
 
     def snapshot(self) -> StationSnapshot:
@@ -277,6 +281,16 @@ class Station:
         self.device = None
 
     def _finish_take(self, keep: bool) -> None:
-        if self.session is not None and self.session.recorder is not None:
-            take = self.session.stop_recording(keep=keep)
-            self.finished_takes.put(take)
+        """Detach the recorder now; write the final file on a worker thread (the loop never waits
+        on disk). The finished file's path lands in ``finished_takes`` for the UI to index."""
+        if self.session is None or self.session.recorder is None:
+            return
+        writer = self.session.recorder.writer
+        self.session.recorder = None
+
+        def finish():
+            try:
+                self.finished_takes.put(writer.finish() if keep else writer.abort())
+            except Exception as exc:  # the journal stays on disk: recovered at the next start
+                self._message = f"could not finish the take ({exc}); it will be recovered on restart"
+        threading.Thread(target=finish, name="take-finisher", daemon=True).start()

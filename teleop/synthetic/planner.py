@@ -120,7 +120,11 @@ class Planner:
         plan.go(grip=1.0, duration=a.get("close_s", 1.0))
         plan.wait(a.get("settle_s", 0.3))
         plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 1.0))
-        self._held[side] = (name, centre - grip_at, float(centre[2] - self._extent(name)[0][2]))
+        # Closing fingers draw a round object back toward the palm (``draw`` metres along the
+        # fingers' heading): where it sits in the hand decides where a later place puts it.
+        yaw = a.get("yaw", 0.0)
+        drawn = a.get("draw", 0.0) * np.array([np.cos(yaw), np.sin(yaw), 0.0])
+        self._held[side] = (name, centre - drawn - grip_at, float(centre[2] - self._extent(name)[0][2]))
 
     def _side_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         """Tall things (cans, bottles, jars): the hand level in front of the object, palm toward it
@@ -210,6 +214,15 @@ class Planner:
         pos = base + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
         rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
         plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
+
+    def _expect(self, plan: SidePlan, side: str, a: dict) -> None:
+        """The scene will put ``object`` over ``over`` (e.g. a cover revealed by an event): plan the
+        steps that follow with it there, centred on ``over`` and standing on ``over``'s bottom."""
+        name, over = a["object"], a["over"]
+        lo, hi = self.q.extent(name)
+        o_lo, _ = self._extent(over)
+        target = self._position(over)
+        self._moved[name] = np.r_[target[:2] - (lo[:2] + hi[:2]) / 2, o_lo[2] - lo[2]]
 
     def _release(self, plan: SidePlan, side: str, a: dict) -> None:
         self._let_go(plan, a)

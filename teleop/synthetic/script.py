@@ -21,7 +21,7 @@ import yaml
 from teleop.errors import ConfigError, choices
 
 SCRIPT_DIR = Path(__file__).with_name("scripts")
-STEP_KINDS = ("grasp", "place", "press", "pull", "hook", "move", "release", "wait", "rest")
+STEP_KINDS = ("grasp", "place", "press", "pull", "hook", "move", "release", "wait", "rest", "expect")
 SIDE_CHOICES = ("left", "right", "auto")
 
 

@@ -12,7 +12,8 @@ import time
 
 import numpy as np
 
-from devices.base import BackgroundReader, Device, DeviceError, LatestFrame, Reading, register_device
+from devices.base import DeviceError, LatestFrame, Reading, register_device
+from devices.player import PlayerDevice
 from devices.codec import FRAME_COLUMNS, vector_to_frame
 from teleop.errors import choices
 
@@ -20,7 +21,7 @@ CLOCKS = ("lockstep", "realtime")
 
 
 @register_device("replay")
-class ReplayDevice(Device):
+class ReplayDevice(PlayerDevice):
     def __init__(self, frames: np.ndarray, ages_ms: np.ndarray | None = None, stale: np.ndarray | None = None,
                  clock: str = "lockstep", dt: float = 0.04, speed: float = 1.0, stale_after: float = 0.2):
         frames = np.asarray(frames, dtype=np.float64)
@@ -34,7 +35,6 @@ class ReplayDevice(Device):
         self.stale = np.zeros(n, bool) if stale is None else np.asarray(stale, bool)
         self.clock, self.dt, self.speed = clock, dt, speed
         self._slot = LatestFrame(stale_after)
-        self._reader: BackgroundReader | None = None
         self._index = 0
         self._t0 = 0.0
         self._connected = False
@@ -46,8 +46,7 @@ class ReplayDevice(Device):
     def connect(self) -> None:
         self._index, self._t0, self._connected = 0, time.monotonic(), True
         if self.clock == "realtime":
-            self._reader = BackgroundReader("replay", self._produce)
-            self._reader.start()
+            self._start_reader("replay", self._produce)
 
     def _produce(self, timeout: float) -> None:
         due = int((time.monotonic() - self._t0) * self.speed / self.dt)
@@ -69,16 +68,6 @@ class ReplayDevice(Device):
         if frame is None:
             return Reading(None, float("inf"), True, i)
         return Reading(frame, float(self.ages[i]), bool(self.stale[i]), i + 1)
-
-    def close(self) -> None:
-        if self._reader is not None:
-            self._reader.stop()
-            self._reader = None
-        self._connected = False
-
-    @property
-    def is_connected(self) -> bool:
-        return self._connected
 
     def stats(self) -> dict:
         return {"frames": len(self.frames), "played": self._index}

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from devices.base import BackgroundReader, Device, DeviceError, LatestFrame, Reading, register_device
+from devices.base import DeviceError, LatestFrame, Reading, register_device
+from devices.player import PlayerDevice
 from devices.frame import OperatorFrame
 from teleop.errors import choices
 
@@ -19,7 +20,7 @@ CLOCKS = ("lockstep", "realtime")
 
 
 @register_device("synthetic")
-class SyntheticOperator(Device):
+class SyntheticOperator(PlayerDevice):
     def __init__(self, stream: Stream, duration: float, clock: str = "lockstep", dt: float = 0.04,
                  rate_hz: float = 60.0, stale_after: float = 0.2):
         if clock not in CLOCKS:
@@ -27,7 +28,6 @@ class SyntheticOperator(Device):
         self.stream, self.duration, self.clock = stream, duration, clock
         self.dt, self.rate_hz = dt, rate_hz
         self._slot = LatestFrame(stale_after)
-        self._reader: BackgroundReader | None = None
         self._connected = False
         self._sequence = 0
         self._t0 = 0.0
@@ -41,8 +41,7 @@ class SyntheticOperator(Device):
         self._sequence = 0
         self._t0 = time.monotonic()
         if self.clock == "realtime":
-            self._reader = BackgroundReader("synthetic-operator", self._produce)
-            self._reader.start()
+            self._start_reader("synthetic-operator", self._produce)
 
     def _produce(self, timeout: float) -> None:
         t = time.monotonic() - self._t0
@@ -59,16 +58,6 @@ class SyntheticOperator(Device):
             self._sequence += 1
             return Reading(frame, 0.0, False, self._sequence)
         return self._slot.get()
-
-    def close(self) -> None:
-        if self._reader is not None:
-            self._reader.stop()
-            self._reader = None
-        self._connected = False
-
-    @property
-    def is_connected(self) -> bool:
-        return self._connected
 
     def stats(self) -> dict:
         return {"frames": self._sequence}

@@ -32,14 +32,17 @@ class TickReport:
     marked: bool                 # a dropout tick: the robot held its pose
     reason: str                  # why the robot did not follow ("" when it did)
     retarget_status: str
-    progress: float
-    strict_success: int
-    latched: tuple[bool, ...]
-    holds: tuple[bool, ...]
-    violated: tuple[bool, ...]
-    done: bool
+    score: object                # the task runtime's TickScore for this tick
     instruction: str
     residual_mm: float           # median hand keypoint residual over tracked hands (NaN: none)
+
+    # The score's figures, read through (the UI and reports use them by these names).
+    progress = property(lambda self: self.score.progress)
+    strict_success = property(lambda self: self.score.strict_success)
+    latched = property(lambda self: self.score.latched)
+    holds = property(lambda self: self.score.holds)
+    violated = property(lambda self: self.score.violated)
+    done = property(lambda self: self.score.done)
 
 
 Publisher = Callable[["Session", TickReport], None]
@@ -136,9 +139,8 @@ class Session:
             tick=self.rt.sim.tick, frame_age_ms=reading.age * 1e3, retarget_ms=retarget_ms, physics_ms=physics_ms,
             score_ms=score_ms, tick_ms=tick_ms, overhead_ms=tick_ms - physics_ms - retarget_ms,
             engage_state=self.gate.state.value, marked=decision.marked, reason=decision.reason,
-            retarget_status=result.status if result is not None else "idle", progress=score.progress,
-            strict_success=score.strict_success, latched=score.latched, holds=score.holds,
-            violated=score.violated, done=score.done, instruction=self.rt.instruction,
+            retarget_status=result.status if result is not None else "idle", score=score,
+            instruction=self.rt.instruction,
             residual_mm=float(np.median(finite)) if finite.size else float("nan"))
 
     # -- running ---------------------------------------------------------------------------------

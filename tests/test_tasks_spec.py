@@ -111,6 +111,7 @@ def test_shipped_tasks_match_the_catalog_quotas():
     for s in specs:
         t = ref[s.id]
         assert (s.axis, s.instruction, s.ordered, len(s.subtasks)) == (t["axis"], t["instruction"], t["ordered"], t["K"])
+        assert s.demos == t["demos"]                    # the collection target the UI shows
         assert [(x.name, x.weight, x.must_hold, x.latch_violation) for x in s.subtasks] == \
             [(x["name"], x["weight"], x["must_hold"], x["latch_violation"]) for x in t["subtasks"]]
         sched = t["language_schedule"]

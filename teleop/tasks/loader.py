@@ -13,7 +13,7 @@ from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, 
                                namespace, parse_predicate)
 
 TOP_KEYS = ("id", "axis", "instruction", "ordered", "objects", "subtasks", "language_schedule", "max_steps",
-            "distractors", "events", "notes")
+            "distractors", "events", "notes", "demos")
 SUBTASK_KEYS = ("name", "weight", "must_hold", "latch_violation", "predicates", "after")
 
 
@@ -121,8 +121,12 @@ def _parse(raw: Any, path: str) -> TaskSpec:
     max_steps = raw.get("max_steps")
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps <= 0):
         raise SpecError("max_steps", f"must be a positive integer, got {max_steps!r}")
+    demos = raw.get("demos", 100)
+    if not isinstance(demos, int) or isinstance(demos, bool) or demos <= 0:
+        raise SpecError("demos", f"must be a positive integer (takes to collect), got {demos!r}")
     return TaskSpec(_req(raw, "id", str, ""), axis, _req(raw, "instruction", str, ""), ordered, objects,
-                    tuple(subs), _schedule(raw.get("language_schedule")), max_steps, distractors, tuple(events), path)
+                    tuple(subs), _schedule(raw.get("language_schedule")), max_steps, distractors, tuple(events), path,
+                    demos=demos)
 
 
 def load_spec(path: str | Path) -> TaskSpec:

@@ -88,6 +88,7 @@ class TaskSpec:
     events: tuple[EventSpec, ...] = ()
     path: str = ""
     extra: dict = field(default_factory=dict)
+    demos: int = 100                 # accepted takes to collect (the catalog's count: 100, or 30)
 
     def object(self, name: str) -> ObjectSpec:
         return next(o for o in self.objects if o.name == name)

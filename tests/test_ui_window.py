@@ -72,6 +72,13 @@ def test_view_renders_orbits_pans_zooms_and_sliders_move_joints(make_window, qtb
                                            Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
                                            Qt.ScrollPhase.NoScrollPhase, False))
     assert vp.orbit.distance == pytest.approx(dist * 0.81)
+    frames = vp.worker.frames
+    win.follow_head.setChecked(True)                   # View > Follow the head camera
+    assert vp.fixed_camera == "head"
+    qtbot.waitUntil(lambda: vp.worker.frames > frames + 2, timeout=10000)
+    _drag(vp, Qt.MouseButton.LeftButton, QPoint(100, 100), QPoint(200, 100))
+    assert vp.orbit.azimuth == pytest.approx(az - 18)  # the mouse does not move a fixed camera
+    win.follow_head.setChecked(False)
     win.task_panel.picker.select(TASK)
     qtbot.waitUntil(lambda: win.station.snapshot().task_id == TASK, timeout=20000)
     slider = next(s for s in win.joint_panel.sliders if s.slider.objectName() == "right_index_pip")

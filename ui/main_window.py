@@ -130,6 +130,11 @@ class MainWindow(QMainWindow):
         data.addAction("Refresh episodes", self.browser.refresh)
         operator = menu.addMenu("&Operator")
         operator.addAction("Calibrate…", self.calibrate)
+        view = menu.addMenu("&View")
+        self.follow_head = view.addAction("Follow the head camera")
+        self.follow_head.setCheckable(True)
+        self.follow_head.toggled.connect(self.set_follow_head)
+        view.addAction("Reset the 3-D view", self.viewport.orbit.reset)
         for key, slot in (("Space", self.toggle_recording), ("A", self.accept_take), ("R", self.reject_take),
                           ("N", self.next_episode), ("E", lambda: self.station.engage(True))):
             QShortcut(QKeySequence(key), self, activated=slot)
@@ -204,6 +209,10 @@ class MainWindow(QMainWindow):
         self.store.reject(take_id, reason)
         self.record_panel.take_status.setText(f"{take_id}: rejected ({reason})")
         self.browser.refresh()
+
+    def set_follow_head(self, on: bool) -> None:
+        """Show the robot's head camera in the main view (what the dataset's head stream sees)."""
+        self.viewport.fixed_camera = "head" if on else None
 
     def export_dialog(self) -> ExportDialog:
         counts = self.store.index.counts("validated_pass")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from recordings.take import meta_for_episode
-from recordings.takefile import FLAGS, TIMING
+from recordings.takefile import TIMING
 from teleop.seeding import stable_rng
 from teleop.sim import Sim
 

@@ -17,7 +17,7 @@ def segment_starts(spec, dt: float) -> tuple[float, ...]:
     """When each instruction segment starts showing, in seconds."""
     if not spec.language_schedule:
         return (0.0,)
-    starts, t = [0.0], 0.0
+    starts = [0.0]
     for seg in spec.language_schedule[:-1]:
         starts.append(seg.until_step * dt)
     return tuple(starts)

@@ -4,13 +4,7 @@ import pytest
 
 from retarget.arm import ArmSolver, rotation
 from retarget.config import load_config
-from teleop.scene import build_scene
 from teleop.seeding import stable_rng
-
-
-@pytest.fixture(scope="module")
-def scene():
-    return build_scene()
 
 
 def _solver(scene, side="right"):

@@ -9,13 +9,7 @@ from retarget import HandInput, OperatorInput, OperatorProfile, RetargetInputErr
 from retarget.config import CONFIG_DIR
 from retarget.synthetic import RobotToHuman, smooth_trajectory
 from teleop.errors import ConfigError
-from teleop.scene import build_scene
 from teleop.seeding import stable_rng
-
-
-@pytest.fixture(scope="module")
-def scene():
-    return build_scene()
 
 
 @pytest.fixture()

@@ -8,13 +8,7 @@ import pytest
 from retarget.config import load_config
 from retarget.hand import HandSolver
 from teleop.errors import ConfigError
-from teleop.scene import build_scene
 from teleop.seeding import stable_rng
-
-
-@pytest.fixture(scope="module")
-def scene():
-    return build_scene()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ import pytest
 from retarget.config import CONFIG_DIR, load_hand_config
 from retarget.hand import HandSolver
 from teleop.errors import ConfigError
-from teleop.scene import build_scene
 from teleop.seeding import stable_rng
 
 pytest.importorskip("gymnasium_robotics", reason="the Shadow hand MJCF ships in gymnasium-robotics")
@@ -50,10 +49,10 @@ def test_round_trip(shadow):
     assert np.median(errs) < 2.0
 
 
-def test_retargets_our_robot_hands_motion(shadow):
+def test_retargets_our_robot_hands_motion(shadow, scene):
     """Keypoints of the 22-DoF hand, rescaled to the Shadow's size, give a close Shadow pose."""
     from retarget.config import load_config
-    ours = HandSolver(build_scene().model, load_config().hand, "right")
+    ours = HandSolver(scene.model, load_config().hand, "right")
     rng = stable_rng("shadow-cross")
     errs = []
     for _ in range(5):

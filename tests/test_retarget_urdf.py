@@ -9,13 +9,7 @@ from retarget.config import CONFIG_DIR, load_config, load_hand_config
 from retarget.hand import HandSolver
 from retarget.urdf import hand_urdf
 from teleop.errors import ConfigError
-from teleop.scene import build_scene
 from teleop.seeding import stable_rng
-
-
-@pytest.fixture(scope="module")
-def scene():
-    return build_scene()
 
 
 @pytest.fixture(scope="module")

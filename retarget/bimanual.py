@@ -107,6 +107,13 @@ class BimanualRetargeter:
     def hand_scale(self, side: str) -> float:
         return self.hands[side].hand_length / self.profile.hand_length
 
+    def operator_wrist(self, side: str, robot_wrist, head_pos, head_rot) -> np.ndarray:
+        """Where the operator's wrist (3,) must be for this retargeter to put the robot's wrist at
+        ``robot_wrist`` (3,): the exact inverse of the shoulder-anchored scaling in targets_for."""
+        shoulder = np.asarray(head_pos, float) + yaw_frame(head_rot) @ self.profile.shoulder(side)
+        return shoulder + self.rot.T @ (np.asarray(robot_wrist) - self.arms[side].shoulder - self.offset) \
+            / self.arm_scale()
+
     def targets_for(self, side: str, inp: OperatorInput, hand: HandInput):
         """(palm position (3,), palm rotation (3, 3)) in robot world, hand keypoints (21, 3) in the palm frame."""
         kp = _check_shape(f"{side} keypoints", hand.keypoints, (N_NODES, 3))

@@ -12,7 +12,6 @@ import numpy as np
 
 from retarget.bimanual import BimanualRetargeter, HandInput, OperatorInput
 from retarget.nodes import SIDES
-from retarget.profile import yaw_frame
 
 HEAD_POS = np.array([0.0, 0.0, 1.60])
 
@@ -43,8 +42,7 @@ class RobotToHuman:
         head_rot = np.eye(3) if head_rot is None else head_rot
         hands = {}
         for side, (p, R, kp) in self.robot_keypoints(q58).items():
-            shoulder = HEAD_POS + yaw_frame(head_rot) @ rt.profile.shoulder(side)
-            wrist = shoulder + rt.rot.T @ (p - rt.arms[side].shoulder - rt.offset) / rt.arm_scale()
+            wrist = rt.operator_wrist(side, p, HEAD_POS, head_rot)
             local = (kp - p) @ R / rt.hand_scale(side)
             human = wrist + local @ (rt.rot.T @ R).T
             if noise_m > 0:

@@ -5,7 +5,6 @@ import numpy as np
 
 from devices.frame import SIDES, OperatorFrame
 from retarget import HandInput, OperatorInput
-from retarget.profile import yaw_frame
 from teleop.geometry import quat_to_mat
 
 DEFAULT_HEAD = np.array([0.0, 0.0, 1.60])     # a seated operator's head, when a device has none
@@ -34,9 +33,4 @@ def operator_wrists(retargeter, robot_wrists: dict[str, np.ndarray], frame: Oper
     head_pos, head_rot = DEFAULT_HEAD, np.eye(3)
     if frame is not None and frame.head is not None:
         head_pos, head_rot = frame.head.position, quat_to_mat(frame.head.quat)
-    out = {}
-    for side, p_robot in robot_wrists.items():
-        shoulder = head_pos + yaw_frame(head_rot) @ retargeter.profile.shoulder(side)
-        local = retargeter.rot.T @ (np.asarray(p_robot) - retargeter.arms[side].shoulder - retargeter.offset)
-        out[side] = shoulder + local / retargeter.arm_scale()
-    return out
+    return {side: retargeter.operator_wrist(side, p, head_pos, head_rot) for side, p in robot_wrists.items()}

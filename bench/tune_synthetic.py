@@ -6,7 +6,7 @@
 Each variant overrides arguments of the ``grasp`` steps (``pitch=...``; or of another step kind:
 ``place.lower=...``; all of them, or those of ``--only`` objects) and runs the
 episodes 0..N-1; prints one JSON line per variant (successes, progress per episode), best first.
-Used to choose the per-task grasp data in teleop/synthetic/scripts/.
+Used to choose the per-task grasp data in teleop/control/synthetic/scripts/.
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ import yaml
 def run_variant(job) -> dict:
     task, override, only, episodes = job
     from retarget import load_config
-    from teleop.session import Session
-    from teleop.synthetic.operator import episode_ticks, synthetic_device
-    from teleop.synthetic.script import SCRIPT_DIR, parse_script
+    from teleop.control.session import Session
+    from teleop.control.synthetic.operator import episode_ticks, synthetic_device
+    from teleop.control.synthetic.script import SCRIPT_DIR, parse_script
     from teleop.tasks import TaskRuntime
 
     raw = yaml.safe_load((SCRIPT_DIR / f"{task}.yaml").read_text())
@@ -36,11 +36,12 @@ def run_variant(job) -> dict:
     progress = []
     for episode in range(episodes):
         rt = TaskRuntime(task)
-        rt.reset(0, episode)
-        retargeter = load_config().build(rt.sim.scene)
-        device = synthetic_device(rt, retargeter, script=script, seed=episode)
+        session = Session(rt, load_config().build(rt.sim.scene))
+        session.reset(0, episode)
+        device = synthetic_device(rt, session.retargeter, script=script, seed=episode)
         device.connect()
-        Session(rt, device, retargeter).run_fast(episode_ticks(device, rt.sim.scene.control_dt), until_done=False)
+        session.attach(device)
+        session.run_fast(episode_ticks(device, rt.sim.scene.control_dt), until_done=False)
         progress.append(round(rt.result().progress))
     return {"override": override, "successes": sum(p == 100 for p in progress), "progress": progress}
 

@@ -1,15 +1,12 @@
 """Operator devices: everything they produce is an ``OperatorFrame`` (see ``devices.frame``).
 
-Importing the package registers the built-in device types (``glove``, ``webxr``, ``synthetic``,
-``replay``); build one with
-``devices.create_device(name, **options)``.
+Each device is one module with a registered config (``devices.config.DeviceConfig``); build one
+with ``devices.create_device(name, **options)`` once its module is imported
+(``teleop.control.devices.load_devices()`` imports them all).
 """
-from devices.base import DEVICES, Device, DeviceError, Reading, create_device, register_device
+from devices.base import ConnectionInfo, Device, DeviceError, Reading
+from devices.config import DeviceConfig, DeviceContext, create_device, device_config
 from devices.frame import NODE_NAMES, SIDES, FrameError, HandFrame, OperatorFrame, Pose
-from devices import glove as _glove  # noqa: F401  (registers "glove")
-from devices import webxr as _webxr  # noqa: F401  (registers "webxr")
-from devices import synthetic as _synthetic  # noqa: F401  (registers "synthetic")
-from devices import replay as _replay  # noqa: F401  (registers "replay")
 
-__all__ = ["DEVICES", "Device", "DeviceError", "FrameError", "HandFrame", "NODE_NAMES",
-           "OperatorFrame", "Pose", "Reading", "SIDES", "create_device", "register_device"]
+__all__ = ["ConnectionInfo", "Device", "DeviceConfig", "DeviceContext", "DeviceError", "FrameError", "HandFrame",
+           "NODE_NAMES", "OperatorFrame", "Pose", "Reading", "SIDES", "create_device", "device_config"]

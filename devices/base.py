@@ -1,17 +1,19 @@
-"""The ``Device`` interface, the device registry and the latest-frame slot / background reader.
+"""The ``Device`` interface, what it tells the operator (``ConnectionInfo``), and the latest-frame
+slot / background reader every device uses. Devices are built by their configs (``devices.config``).
 
 Every device: construct (no I/O) -> ``connect()`` (opens sockets, starts its reader) ->
 ``read()`` any number of times from the control loop (never blocks) -> ``close()``.
 """
 from __future__ import annotations
 
+import abc
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import Callable
 
-from teleop.errors import ConfigError, TeleopError, choices
+from teleop.core.errors import ConfigError, TeleopError
 
 from devices.frame import OperatorFrame
 
@@ -128,24 +130,73 @@ class BackgroundReader:
         return self._thread is not None and self._thread.is_alive()
 
 
-class Device:
-    """Base class of operator devices. Subclasses set ``type_name`` via ``@register_device``."""
+@dataclass(frozen=True)
+class ConnectionInfo:
+    """What a device tells the operator about its connection, shown by the app and the CLI.
 
-    type_name: ClassVar[str] = ""
+    ``summary`` is one line ("listening on https://10.0.0.5:8443", "waiting for glove packets on
+    tcp://…"); a headset adds the page URL (shown as a QR code too), its pairing code and the
+    certificate fingerprint the operator checks on the headset.
+    """
+    summary: str
+    url: str = ""
+    pairing_code: str = ""
+    fingerprint: str = ""
 
+    def banner(self, qr: bool = True) -> str:
+        """The same as text for a terminal (with the URL as a terminal QR code)."""
+        lines = [self.summary]
+        if self.url:
+            lines.append(f"open on the headset: {self.url}")
+        if self.pairing_code:
+            lines.append(f"pairing code: {self.pairing_code}")
+        if self.fingerprint:
+            lines.append(f"certificate SHA-256: {self.fingerprint}")
+        if qr and self.url:
+            lines.append(qr_ascii(self.url))
+        return "\n".join(lines)
+
+
+def qr_ascii(text: str) -> str:
+    """``text`` as a QR code drawn with characters (the UI renders ``qrcode`` images instead)."""
+    import io
+
+    import qrcode
+    code = qrcode.QRCode(border=1)
+    code.add_data(text)
+    out = io.StringIO()
+    code.print_ascii(out=out, invert=True)
+    return out.getvalue()
+
+
+class Device(abc.ABC):
+    """Base class of operator devices; each is built by its registered ``DeviceConfig``."""
+
+    @abc.abstractmethod
     def connect(self) -> None:
-        raise NotImplementedError
+        """Open sockets / start the reader (the constructor does no I/O)."""
 
+    @abc.abstractmethod
     def read(self) -> Reading:
         """The latest frame and its age; never blocks."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Stop the reader and release everything ``connect`` opened; safe to call twice."""
 
     @property
+    @abc.abstractmethod
     def is_connected(self) -> bool:
-        raise NotImplementedError
+        """``connect`` succeeded and ``close`` was not called."""
+
+    @abc.abstractmethod
+    def connection_info(self) -> ConnectionInfo:
+        """Where and how the operator connects (meaningful once connected)."""
+
+    @property
+    def finished(self) -> bool:
+        """The stream has nothing more to give (a played stream's end; a live device never)."""
+        return False
 
     def stats(self) -> dict:
         """Counters for the UI / reports (accepted, dropped by reason, ...)."""
@@ -172,33 +223,3 @@ class Device:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-DEVICES: dict[str, type[Device]] = {}
-
-
-def register_device(name: str):
-    """Class decorator adding a Device subclass to the registry under ``name``."""
-    def decorate(cls: type[Device]) -> type[Device]:
-        if name in DEVICES and DEVICES[name] is not cls:
-            raise TeleopError(f"device type {name!r} registered twice")
-        cls.type_name = name
-        DEVICES[name] = cls
-        return cls
-    return decorate
-
-
-def create_device(name: str, **options) -> Device:
-    """Build (without connecting) the device registered as ``name`` with its options."""
-    # Importing the modules registers the built-in devices (explicitly: works even where the
-    # package was installed as a namespace package before it had an __init__).
-    import devices.glove  # noqa: F401
-    import devices.webxr  # noqa: F401
-    try:
-        cls = DEVICES[name]
-    except KeyError:
-        raise ConfigError(f"unknown device {name!r}; valid: {choices(sorted(DEVICES))}") from None
-    try:
-        return cls(**options)
-    except TypeError as exc:
-        raise ConfigError(f"device {name!r}: bad options {sorted(options)}: {exc}") from None

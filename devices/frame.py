@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from teleop.errors import TeleopError, choices
+from teleop.core.errors import TeleopError, choices
 
 SIDES = ("left", "right")
 NUM_NODES = 21

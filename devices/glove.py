@@ -11,8 +11,10 @@ import time
 import numpy as np
 import zmq
 
-from devices.base import (BackgroundReader, Device, DeviceError, DropCounter, LatestFrame, Reading,
-                          register_device)
+from dataclasses import dataclass, field
+
+from devices.base import BackgroundReader, ConnectionInfo, Device, DeviceError, DropCounter, LatestFrame, Reading
+from devices.config import DeviceConfig, DeviceContext
 from devices.frame import NUM_NODES, FrameError, HandFrame, OperatorFrame
 from devices.glove_protocol import (GloveHand, GlovePacket, PacketError, decode_glove, decode_haptic,
                                     encode_glove, encode_haptic)
@@ -30,7 +32,22 @@ def packet_to_frame(packet: GlovePacket, received: float, device: str = "glove")
                          hands.get("right"), None, packet.engage, device)
 
 
-@register_device("glove")
+DEVICE_NAME = "glove"
+
+
+@DeviceConfig.register_subclass(DEVICE_NAME)
+@dataclass(frozen=True, kw_only=True)
+class GloveConfig(DeviceConfig):
+    label = "Exoskeleton glove (ZeroMQ)"
+    endpoint: str = field(default="tcp://127.0.0.1:5570", metadata={"help": "the glove's ZeroMQ PUB endpoint"})
+    haptics_bind: str = field(default="tcp://*:5571", metadata={"help": "where the app's haptics PUB binds"})
+    stale_after: float = field(default=0.1, metadata={"help": "seconds after which a frame is stale"})
+    rcv_hwm: int = field(default=1000, metadata={"help": "ZeroMQ receive high-water mark (0: unbounded)"})
+
+    def build(self, context: DeviceContext) -> "GloveDevice":
+        return GloveDevice(self.endpoint, self.haptics_bind, self.stale_after, self.rcv_hwm)
+
+
 class GloveDevice(Device):
     """Reads glove packets on a SUB socket in a background thread; publishes haptics.
 
@@ -94,7 +111,7 @@ class GloveDevice(Device):
             return False
         try:
             packet = decode_glove(parts[0])
-            frame = packet_to_frame(packet, received, self.type_name)
+            frame = packet_to_frame(packet, received, DEVICE_NAME)
         except PacketError as exc:
             self.drops.drop(exc.reason)
             return False
@@ -138,11 +155,16 @@ class GloveDevice(Device):
     def is_connected(self) -> bool:
         return self._reader is not None and self._reader.alive
 
+    def connection_info(self) -> ConnectionInfo:
+        where = f"glove packets from {self.endpoint}"
+        if self.haptics_endpoint:
+            where += f", haptics on {self.haptics_endpoint}"
+        return ConnectionInfo(where if self.is_connected else f"not connected ({where})")
+
     def stats(self) -> dict:
         return {"received": self.received, "accepted": self._slot.accepted,
                 "dropped": self.drops.snapshot(), "sequence_gaps": self.sequence_gaps,
                 "reader_errors": self._reader.errors if self._reader else 0}
-
 
 
 class GloveLink:

@@ -11,8 +11,8 @@ import numpy as np
 from devices.frame import SIDES, Pose
 from devices.glove_protocol import GloveHand
 from devices.handmodel import PALM_DOWN, grasp_angles, nominal_wrist
-from teleop.geometry import quat_axis_angle, quat_mul
-from teleop.seeding import stable_rng
+from teleop.core.geometry import quat_axis_angle, quat_mul
+from teleop.core.seeding import stable_rng
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import numpy as np
 
 from devices.frame import SIDES, Pose
 from devices.handmodel import NUM_ANGLES, angle_limits
-from teleop.errors import TeleopError
+from teleop.core.errors import TeleopError
 
 VERSION = 1
 GLOVE_MAGIC = b"TGLV"

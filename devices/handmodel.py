@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from devices.frame import NUM_NODES, Pose
-from teleop.geometry import quat_to_mat
+from teleop.core.geometry import quat_to_mat
 
 NUM_ANGLES = 20
 DIGITS = ("thumb", "index", "middle", "ring", "little")

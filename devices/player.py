@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from devices.base import BackgroundReader, Device
+from devices.base import BackgroundReader, ConnectionInfo, Device
 
 
 class PlayerDevice(Device):
@@ -24,3 +24,8 @@ class PlayerDevice(Device):
     @property
     def is_connected(self) -> bool:
         return self._connected
+
+    def connection_info(self) -> ConnectionInfo:
+        stats = self.stats()
+        return ConnectionInfo(f"{type(self).__name__}: {stats.get('frames', 0)} frames"
+                              + (", playing" if self._connected else ", stopped"))

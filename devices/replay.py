@@ -12,17 +12,16 @@ import time
 
 import numpy as np
 
-from devices.base import DeviceError, LatestFrame, Reading, register_device
+from devices.base import DeviceError, LatestFrame, Reading
 from devices.player import PlayerDevice
 from devices.codec import FRAME_COLUMNS, vector_to_frame
-from teleop.errors import choices
+from teleop.core.errors import choices
 
 CLOCKS = ("lockstep", "realtime")
 
 
-@register_device("replay")
 class ReplayDevice(PlayerDevice):
-    def __init__(self, frames: np.ndarray, ages_ms: np.ndarray | None = None, stale: np.ndarray | None = None,
+    def __init__(self, frames: np.ndarray, ages: np.ndarray | None = None, stale: np.ndarray | None = None,
                  clock: str = "lockstep", dt: float = 0.04, speed: float = 1.0, stale_after: float = 0.2):
         frames = np.asarray(frames, dtype=np.float64)
         if frames.ndim != 2 or frames.shape[1] != len(FRAME_COLUMNS):
@@ -31,7 +30,7 @@ class ReplayDevice(PlayerDevice):
             raise DeviceError(f"replay: clock {clock!r} is not one of {choices(CLOCKS)}")
         n = len(frames)
         self.frames = frames
-        self.ages = np.zeros(n) if ages_ms is None else np.asarray(ages_ms, float) / 1e3
+        self.ages = np.zeros(n) if ages is None else np.asarray(ages, float)     # (T,) s; inf: no frame
         self.stale = np.zeros(n, bool) if stale is None else np.asarray(stale, bool)
         self.clock, self.dt, self.speed = clock, dt, speed
         self._slot = LatestFrame(stale_after)

@@ -10,16 +10,15 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from devices.base import DeviceError, LatestFrame, Reading, register_device
+from devices.base import DeviceError, LatestFrame, Reading
 from devices.player import PlayerDevice
 from devices.frame import OperatorFrame
-from teleop.errors import choices
+from teleop.core.errors import choices
 
 Stream = Callable[[float, int, float], OperatorFrame]
 CLOCKS = ("lockstep", "realtime")
 
 
-@register_device("synthetic")
 class SyntheticOperator(PlayerDevice):
     def __init__(self, stream: Stream, duration: float, clock: str = "lockstep", dt: float = 0.04,
                  rate_hz: float = 60.0, stale_after: float = 0.2):

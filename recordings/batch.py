@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from teleop.errors import TeleopError
+from teleop.core.errors import TeleopError
 
 # A worker process that dies (segfault, OOM kill) takes every in-flight item with it; those are
 # retried this many times in a fresh pool before being reported as failed.
@@ -134,7 +134,7 @@ def _drain(pool, fn, items, pending: deque, workers: int, results: list, bar: _P
     retry: deque = deque()
     broken = False
     while pending or inflight:
-        while pending and len(inflight) < workers and not broken:
+        while pending and len(inflight) < workers and not broken and _may_join(pending[0], inflight):
             i, attempts = pending.popleft()
             inflight[pool.submit(_call, fn, i, items[i])] = (i, attempts)
         if not inflight:
@@ -152,6 +152,12 @@ def _drain(pool, fn, items, pending: deque, workers: int, results: list, bar: _P
                     died = ItemResult(i, False, error="worker process died (crash or out of memory)")
                     results[i] = _report(bar, died)
     return retry + pending
+
+
+def _may_join(item: tuple[int, int], inflight: dict) -> bool:
+    """A retried item (it was in flight when a worker died) runs alone, so a second death is
+    its own and an innocent item that shared the broken pool is never blamed."""
+    return not inflight or (item[1] == 0 and all(a == 0 for _, a in inflight.values()))
 
 
 def _run_ray(fn, items: list, workers: int, address: str, bar: _Progress) -> list[ItemResult]:

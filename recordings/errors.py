@@ -1,5 +1,5 @@
 """Errors about take files and datasets; messages name the file and the field."""
-from teleop.errors import TeleopError
+from teleop.core.errors import TeleopError
 
 
 class TakeError(TeleopError):

@@ -29,7 +29,7 @@ from recordings.render import stream_specs
 from recordings.stats import GroupStats
 from recordings.store import TakeStore
 from recordings.takefile import DEMO, read_take
-from teleop.errors import TeleopError, choices
+from teleop.core.errors import TeleopError, choices
 from teleop.robot import build_robot_spec, load_params
 
 log = logging.getLogger(__name__)

@@ -1,15 +1,16 @@
 """Recording one episode of a task: the glue between a task runtime's tick and a take writer.
 
-``record(action)`` captures the state and observation BEFORE the action (robomimic's convention),
-steps the runtime (physics + scene events + scoring) and appends the tick to the crash-safe journal.
+The session owns the tick: it calls :meth:`EpisodeRecorder.capture` just before it steps the
+simulation (state and observation BEFORE the action, robomimic's convention) and
+:meth:`EpisodeRecorder.append` after scoring, with the tick's real timing. The recorder never steps.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 
+from recordings.errors import TakeError
 from recordings.store import TakeStore
 from recordings.take import TakeWriter, meta_for_episode
 from recordings.takefile import FLAGS, TIMING, Take
@@ -32,6 +33,7 @@ class EpisodeRecorder:
                                      tuple(s.name for s in spec.subtasks), frame_columns, device, **meta_extra)
         self.writer: TakeWriter = store.writer(self.meta)
         self._frame_dim = len(frame_columns)
+        self._before: tuple | None = None
 
     @property
     def take_id(self) -> str:
@@ -41,31 +43,28 @@ class EpisodeRecorder:
         self.writer.open()
         return self
 
-    def record(self, action: np.ndarray, timing: dict | None = None, frame: np.ndarray | None = None,
-               flags: dict | None = None):
-        """Step the runtime with ``action`` and append the tick.
-
-        Returns (TickScore, physics ms, scoring ms). The action is rounded to float32 BEFORE it is
-        applied: the take stores float32 actions, and replay must apply exactly what was applied.
-        """
-        action = np.asarray(action, dtype=np.float32)
+    def capture(self) -> None:
+        """Take the state, observation and instruction BEFORE this tick's step (robomimic's
+        convention: ``states[t]`` is what ``actions[t]`` was applied to). Call it right before
+        the session steps, then :meth:`append` after."""
         sim = self.rt.sim
-        state, obs = sim.get_state(), sim.observation()
-        instruction = self.instructions.index(self.rt.instruction)
-        t0 = time.perf_counter()
-        sim.step(action)
-        t1 = time.perf_counter()
-        score = self.rt.after_step()
-        t2 = time.perf_counter()
-        timing = {**(timing or {}), "physics_ms": (t1 - t0) * 1e3, "score_ms": (t2 - t1) * 1e3}
+        self._before = (sim.get_state(), sim.observation(), self.instructions.index(self.rt.instruction))
+
+    def append(self, action: np.ndarray, score, timing: dict, frame: np.ndarray | None = None,
+               flags: dict | None = None) -> None:
+        """Append the tick captured by :meth:`capture`: the action as applied (float32, what the
+        take stores and replay applies), the score after the step, the tick's timing (ms, keys
+        of ``TIMING``), the device frame vector and the tick's flags."""
+        if self._before is None:
+            raise TakeError(f"take {self.take_id}: append() without capture() before the step")
+        (state, obs, instruction), self._before = self._before, None
         flags = flags or {}
         self.writer.append(
-            actions=action, states=state, obs=obs, instruction=instruction,
+            actions=np.asarray(action, np.float32), states=state, obs=obs, instruction=instruction,
             subtasks=np.array(score.latched, np.uint8), progress=score.progress,
-            timing=np.array([timing.get(k, 0.0) for k in TIMING]),
+            timing=np.array([timing[k] for k in TIMING]),
             frame=np.zeros(self._frame_dim) if frame is None else frame,
             flags=np.array([bool(flags.get(k, k == "engaged")) for k in FLAGS], np.uint8))
-        return score, timing["physics_ms"], timing["score_ms"]
 
     def finish(self) -> Take:
         """Make the take final (atomic) and index it."""

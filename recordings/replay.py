@@ -10,7 +10,7 @@ import numpy as np
 from recordings.errors import TakeError
 from recordings.takefile import Take
 from teleop.robot import build_robot_spec, load_params
-from teleop.scene import Scene, compile_xml, model_fingerprint
+from teleop.sim.scene import Scene, compile_xml, model_fingerprint
 from teleop.sim import Sim
 
 MODES = ("states", "actions")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from teleop.seeding import stable_rng
+from teleop.core.seeding import stable_rng
 
 RESERVOIR = 200_000     # frames; 2.2 h at 25 Hz, ~150 MB for 188 float32 channels at most
 

@@ -35,6 +35,18 @@ H5_PATHS = {"actions": "actions", "states": "states", "obs": "obs/state", "instr
             "subtasks": "subtask_latched", "progress": "progress", "timing": "timing",
             "frame": "operator_frames", "flags": "tick_flags"}
 DEMO = "data/demo_0"
+NO_FRAME_AGE_MS = -1.0      # timing/frame_age_ms of a tick that had no device frame (kept finite)
+
+
+def age_to_ms(age_s: float) -> float:
+    """A device frame's age (s; inf when there was none) as the take stores it (ms)."""
+    return float(age_s) * 1e3 if np.isfinite(age_s) else NO_FRAME_AGE_MS
+
+
+def age_from_ms(ages_ms: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`age_to_ms` over a column: (T,) seconds, inf where there was no frame."""
+    ages_ms = np.asarray(ages_ms, np.float64)
+    return np.where(ages_ms < 0, np.inf, ages_ms / 1e3)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import numpy as np
 
 from recordings.errors import TakeError
 from recordings.takefile import Take, read_take
-from teleop.errors import TeleopError
+from teleop.core.errors import TeleopError
 from teleop.sim import HEADER
 
 

@@ -187,4 +187,6 @@ class ArmSolver:
                            (time.perf_counter() - t0) * 1e3)
 
     def reset(self, q: np.ndarray) -> None:
+        """Warm start and smoothness reference at ``q`` (7,); forgets any cached evaluation."""
         self.q = np.clip(np.asarray(q, float), self.chain.lower, self.chain.upper)
+        self._key = None

@@ -23,7 +23,7 @@ from retarget.filters import OneEuro, RotationOneEuro
 from retarget.hand import HandSolver
 from retarget.nodes import N_NODES, SIDES, RetargetInputError, palm_rotation, validate_nodes
 from retarget.profile import DEFAULT_PROFILE, OperatorProfile, yaw_frame
-from teleop.errors import TeleopError
+from teleop.core.errors import TeleopError
 
 log = logging.getLogger("retarget")
 STATUS_ORDER = ("ok", "degraded", "no_input", "held")       # worst last
@@ -66,10 +66,14 @@ class RetargetResult:
     solve_ms: float
 
 
+class RetargetShapeError(RetargetInputError):
+    """An input array of the wrong shape: a programming error, never treated as a tracking glitch."""
+
+
 def _check_shape(name: str, x, shape) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.shape != shape:
-        raise RetargetInputError(f"{name} must have shape {shape}, got {x.shape}")
+        raise RetargetShapeError(f"{name} must have shape {shape}, got {x.shape}")
     return x
 
 
@@ -99,6 +103,21 @@ class BimanualRetargeter:
             self.hands[side].reset(self.last[self.idx[side][1]])
             self.filters[side] = (OneEuro(cfg.hand_filter), OneEuro(cfg.wrist_filter),
                                   RotationOneEuro(cfg.rotation_filter, cfg.filter_radius))
+
+    def reset(self, q) -> None:
+        """Start a new episode from joint vector ``q`` (58,) in action order: every solver's warm
+        start and smoothness reference, every input filter and the input clock, as if new."""
+        q = np.asarray(q, np.float64)
+        if q.shape != self.last.shape:
+            raise RetargetShapeError(f"reset: q must have shape {self.last.shape}, got {q.shape}")
+        self.last = q.copy()
+        self._last_time = None
+        for side in SIDES:
+            arm_i, hand_i = self.idx[side]
+            self.arms[side].reset(self.last[arm_i])
+            self.hands[side].reset(self.last[hand_i])
+            for f in self.filters[side]:
+                f.reset()
 
     # -- mapping ---------------------------------------------------------------------------------
     def arm_scale(self) -> float:
@@ -176,9 +195,9 @@ class BimanualRetargeter:
             sol = self.hands[side].solve(local, mask)
             if not (np.all(np.isfinite(arm.q)) and np.all(np.isfinite(sol.q))):
                 raise FloatingPointError("non-finite joint targets")
+        except RetargetShapeError:
+            raise                                        # a programming error, not a tracking glitch
         except (TeleopError, FloatingPointError, np.linalg.LinAlgError, ValueError) as exc:
-            if isinstance(exc, RetargetInputError) and "must have shape" in str(exc):
-                raise                                    # a programming error, not a tracking glitch
             return self._held(side, "held", f"{type(exc).__name__}: {exc}")
         arm_i, hand_i = self.idx[side]
         out[arm_i], out[hand_i] = arm.q, sol.q

@@ -17,7 +17,7 @@ import yaml
 from retarget.filters import FilterConfig
 from retarget.kin import PointSpec
 from retarget.nodes import N_NODES, NODE_NAMES, SIDES
-from teleop.errors import ConfigError, choices
+from teleop.core.errors import ConfigError, choices
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 

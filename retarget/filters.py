@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from teleop.errors import ConfigError
+from teleop.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from retarget.config import HandConfig
 from retarget.kin import PointChain, joint_ids
 from retarget.nodes import N_NODES, TIPS, hand_frame
 from retarget.profile import finger_length
-from teleop.errors import ConfigError
+from teleop.core.errors import ConfigError
 
 LIMIT_EPS = 1e-3           # rad: a joint this close to a bound counts as "at limit"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from teleop.errors import ConfigError, TeleopError, choices
+from teleop.core.errors import ConfigError, TeleopError, choices
 
 NODE_NAMES = ("wrist", "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip",
               *(f"{d}_{n}" for d in ("index", "middle", "ring", "little") for n in ("mcp", "pip", "dip", "tip")))

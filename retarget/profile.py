@@ -14,7 +14,7 @@ import numpy as np
 import yaml
 
 from retarget.nodes import SIDES, RetargetInputError
-from teleop.errors import ConfigError, choices
+from teleop.core.errors import ConfigError, choices
 
 POSES = {"t_pose": {"left": (0.0, 1.0, 0.0), "right": (0.0, -1.0, 0.0)},
          "arms_forward": {"left": (1.0, 0.0, 0.0), "right": (1.0, 0.0, 0.0)}}

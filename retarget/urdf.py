@@ -20,7 +20,7 @@ from scipy.spatial.transform import Rotation
 
 from retarget.config import HandConfig
 from retarget.kin import HINGE
-from teleop.errors import ConfigError
+from teleop.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

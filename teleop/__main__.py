@@ -1,5 +1,5 @@
 import sys
 
-from teleop.cli import main
+from teleop.cli.main import main
 
 sys.exit(main())

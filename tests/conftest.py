@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).parent))   # test helpers import as plain 
 
 import pytest  # noqa: E402
 
-from teleop.scene import build_scene  # noqa: E402
+from teleop.sim.scene import build_scene  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import numpy as np
 from helpers import (OPEN_HAND, POWER_GRASP, arm_indices, arm_ik, hand_indices, hand_pose,
                      palm_down_rotation, run_segment)
 from teleop.robot import WORLD_COLLISION
-from teleop.scene import build_scene
+from teleop.sim.scene import build_scene
 from teleop.sim import Sim
 
 

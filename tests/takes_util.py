@@ -5,7 +5,7 @@ import numpy as np
 
 from recordings.take import meta_for_episode
 from recordings.takefile import TIMING
-from teleop.seeding import stable_rng
+from teleop.core.seeding import stable_rng
 from teleop.sim import Sim
 
 SUBTASKS = ("reach", "hold")

@@ -6,8 +6,8 @@ import sys
 import pytest
 import yaml
 
-from teleop.cli import main
-from teleop.errors import ConfigError
+from teleop.cli.main import main
+from teleop.core.errors import ConfigError
 from teleop.robot import DEFAULT_PARAMS, load_params
 
 

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import devices
-from devices.base import DEVICES, BackgroundReader, Device, LatestFrame, Reading, register_device
+from devices.base import BackgroundReader, LatestFrame, Reading
+from devices.config import DeviceConfig, device_config, discover
 from devices.frame import FrameError, HandFrame, OperatorFrame, Pose
-from teleop.errors import ConfigError, TeleopError
+from teleop.core.errors import ConfigError, TeleopError
 
 
 def _frame(received: float, seq: int = 0) -> OperatorFrame:
@@ -52,13 +53,16 @@ def test_background_reader_survives_exceptions():
 
 
 def test_registry_and_duplicate_names():
-    assert {"glove", "webxr"} <= set(DEVICES)
+    assert {"glove", "webxr"} <= set(discover())
     with pytest.raises(ConfigError, match="'glove' or 'webxr'|'glove', .*'webxr'"):
         devices.create_device("kinect")
-    with pytest.raises(ConfigError, match="bad options"):
+    with pytest.raises(ConfigError, match="unknown option 'no_such_option'; valid: 'endpoint'"):
         devices.create_device("glove", no_such_option=1)
+    with pytest.raises(ConfigError, match="--port: 'eighty' is not a whole number"):
+        devices.create_device("webxr", port="eighty")
     with pytest.raises(TeleopError, match="registered twice"):
-        register_device("glove")(type("Other", (Device,), {}))
+        DeviceConfig.register_subclass("glove")(type("Other", (DeviceConfig,), {}))
+    assert device_config("glove").name == "glove"
 
 
 def test_frame_validation_names_the_field():

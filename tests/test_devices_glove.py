@@ -16,8 +16,8 @@ from devices.glove_motion import GloveMotion
 from devices.glove_protocol import (GLOVE_SIZE, GloveHand, PacketError, decode_glove, decode_haptic,
                                     encode_glove, encode_haptic)
 from devices.handmodel import grasp_angles, local_nodes
-from teleop.errors import ConfigError
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.seeding import stable_rng
 
 
 def _reseal(body: bytes) -> bytes:
@@ -202,7 +202,7 @@ def test_glove_sim_command_streams_to_the_device_and_prints_haptics():
     import socket
     import threading
 
-    from teleop.commands.glove_sim import run_glove_sim
+    from teleop.cli.commands.glove_sim import run_glove_sim
     with socket.socket() as s:                      # a free port for the simulator to bind
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -17,9 +17,9 @@ from devices.webxr.certs import ensure_certificate
 from devices.webxr.messages import NODE_FROM_JOINT, MessageError, load_json, parse_frame
 from devices.webxr.scene_msgs import scene_message
 from devices.webxr.server import HeadsetServer
-from teleop.errors import ConfigError
-from teleop.geometry import quat_to_mat
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.geometry import quat_to_mat
+from teleop.core.seeding import stable_rng
 
 
 def _tls() -> ssl.SSLContext:
@@ -225,7 +225,7 @@ def test_robot_scene_converts_to_scene_and_pose_messages():
     import mujoco
 
     from devices.webxr.scene_msgs import body_poses, geoms_from_model, poses_message
-    from teleop.scene import build_scene
+    from teleop.sim.scene import build_scene
     model = build_scene().model
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)

@@ -15,7 +15,7 @@ import pytest
 import devices
 from devices.webxr.browser import CHROMIUM, HeadlessChromium
 from devices.webxr.server import WEB_ROOT
-from teleop.geometry import quat_to_mat
+from teleop.core.geometry import quat_to_mat
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists() or not (WEB_ROOT / "node_modules/iwer/build").exists(),

@@ -17,8 +17,8 @@ from recordings.render import StateRenderer
 from recordings.replay import scene_from_take
 from recordings.store import TakeStore
 from takes_util import record_take
-from teleop.cli import main
-from teleop.errors import TeleopError
+from teleop.cli.main import main
+from teleop.core.errors import TeleopError
 from teleop.sim import Sim
 
 LeRobotDataset = pytest.importorskip("lerobot.datasets.lerobot_dataset").LeRobotDataset

@@ -6,7 +6,7 @@ import pytest
 
 from recordings.batch import run_batch, summarize
 from recordings.stats import ChannelStats, GroupStats
-from teleop.errors import TeleopError
+from teleop.core.errors import TeleopError
 
 
 def square_or_fail(x: int) -> int:

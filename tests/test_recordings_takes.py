@@ -115,7 +115,7 @@ RECORDER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {tests!r})
     from recordings.store import TakeStore
-    from teleop.scene import build_scene
+    from teleop.sim.scene import build_scene
     from teleop.sim import Sim
     from takes_util import record_take
     store = TakeStore({root!r}); store.open()

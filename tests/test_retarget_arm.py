@@ -4,7 +4,7 @@ import pytest
 
 from retarget.arm import ArmSolver, rotation
 from retarget.config import load_config
-from teleop.seeding import stable_rng
+from teleop.core.seeding import stable_rng
 
 
 def _solver(scene, side="right"):

@@ -8,8 +8,8 @@ import pytest
 from retarget import HandInput, OperatorInput, OperatorProfile, RetargetInputError, load_config
 from retarget.config import CONFIG_DIR
 from retarget.synthetic import RobotToHuman, smooth_trajectory
-from teleop.errors import ConfigError
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.seeding import stable_rng
 
 
 @pytest.fixture()

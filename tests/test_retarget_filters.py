@@ -4,8 +4,8 @@ import pytest
 
 from retarget.arm import rotation
 from retarget.filters import FilterConfig, OneEuro, RotationOneEuro, orthonormalize
-from teleop.errors import ConfigError
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.seeding import stable_rng
 
 DT = 0.04
 ON = FilterConfig(min_cutoff_hz=1.0, beta=20.0, d_cutoff_hz=1.0)

@@ -7,8 +7,8 @@ import pytest
 
 from retarget.config import load_config
 from retarget.hand import HandSolver
-from teleop.errors import ConfigError
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.seeding import stable_rng
 
 
 @pytest.fixture(scope="module")

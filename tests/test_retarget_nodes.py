@@ -5,8 +5,8 @@ import pytest
 from retarget.nodes import (NODE_NAMES, RetargetInputError, hand_frame, load_node_map,
                             nodes_from_mapping, nodes_to_webxr, palm_rotation, to_local, validate_nodes,
                             webxr_to_nodes)
-from teleop.errors import ConfigError
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.seeding import stable_rng
 
 
 def _hand(rng=None):

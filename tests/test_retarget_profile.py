@@ -6,7 +6,7 @@ import pytest
 
 from retarget.nodes import RetargetInputError
 from retarget.profile import DEFAULT_PROFILE, CalibrationSample, OperatorProfile, calibrate, finger_length
-from teleop.errors import ConfigError
+from teleop.core.errors import ConfigError
 
 
 def test_save_load_round_trip(tmp_path):

@@ -4,8 +4,8 @@ import pytest
 
 from retarget.config import CONFIG_DIR, load_hand_config
 from retarget.hand import HandSolver
-from teleop.errors import ConfigError
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.seeding import stable_rng
 
 pytest.importorskip("gymnasium_robotics", reason="the Shadow hand MJCF ships in gymnasium-robotics")
 

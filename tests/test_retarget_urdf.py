@@ -8,8 +8,8 @@ import pytest
 from retarget.config import CONFIG_DIR, load_config, load_hand_config
 from retarget.hand import HandSolver
 from retarget.urdf import hand_urdf
-from teleop.errors import ConfigError
-from teleop.seeding import stable_rng
+from teleop.core.errors import ConfigError
+from teleop.core.seeding import stable_rng
 
 
 @pytest.fixture(scope="module")

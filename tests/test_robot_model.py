@@ -6,7 +6,7 @@ import pytest
 from grasping import cube_item, cylinder_item, grasp_and_lift, scene_with
 from helpers import hand_indices
 from teleop.robot import SIDES, load_params
-from teleop.seeding import stable_rng
+from teleop.core.seeding import stable_rng
 from teleop.sim import Sim
 
 

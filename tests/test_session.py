@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from recordings.store import TakeStore
-from teleop.cli import main
-from teleop.episode import Episode, EpisodeOptions
+from teleop.cli.main import main
+from teleop.control.episode import Episode, EpisodeOptions
 from devices.frame import Pose
 from devices.synthetic import SyntheticOperator
-from teleop.synthetic.human import HumanNoise
-from teleop.synthetic.operator import plan_episode
+from teleop.control.synthetic.human import HumanNoise
+from teleop.control.synthetic.operator import plan_episode
 
 TASK = "put_peach_in_fruit_bowl"
 
@@ -43,7 +43,7 @@ def test_live_episode_reports_and_records(recorded):
 
 def test_replayed_stream_reproduces_the_live_joint_targets_bit_exactly(recorded):
     _, _, take = recorded
-    replay = Episode(EpisodeOptions(task=TASK, device="replay", take=str(take.path)))
+    replay = Episode(EpisodeOptions(task=None, device="replay", device_options={"take": str(take.path)}))
     assert replay.rt.sim.get_state().tolist() == list(take.meta.initial_state)
     actions = []
     replay.run(None, on_tick=lambda r: actions.append(replay.session.action.astype(np.float32)))
@@ -82,7 +82,7 @@ def test_nothing_moves_before_engage_and_engaging_does_not_jump():
     stream = plan_episode(episode.rt, episode.retargeter, seed=0, noise=HumanNoise(dropout_per_s=0.0))
     device = SyntheticOperator(_shifted_stream(stream, np.array([0.2, -0.1, 0.05]), engage_after=1.6),
                                stream.duration)
-    episode.session.device = device
+    episode.session.attach(device)
     device.connect()
     start = episode.rt.sim.joint_positions
     reports, actions, drift = [], [], []

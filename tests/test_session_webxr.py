@@ -11,7 +11,7 @@ import pytest
 
 from devices.webxr.browser import CHROMIUM, HeadlessChromium
 from devices.webxr.server import WEB_ROOT
-from teleop.episode import Episode, EpisodeOptions
+from teleop.control.episode import Episode, EpisodeOptions
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists() or not (WEB_ROOT / "node_modules/iwer/build").exists(),

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from grasping import cube_item, scene_with
-from teleop.errors import StateMismatchError, TeleopError
+from teleop.core.errors import StateMismatchError, TeleopError
 from teleop.robot import build_robot_spec, load_params
-from teleop.scene import build_scene, model_fingerprint
-from teleop.seeding import stable_rng, stable_seed
+from teleop.sim.scene import build_scene, model_fingerprint
+from teleop.core.seeding import stable_rng, stable_seed
 from teleop.sim import OBS_DIM, Sim, state_fingerprint
 
 

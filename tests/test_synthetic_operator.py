@@ -2,11 +2,11 @@
 -> sim -> scorer), with tremor and tracking dropouts, on at least 4 of 5 seeds per task."""
 import pytest
 
-from teleop.episode import Episode, EpisodeOptions
-from teleop.errors import ConfigError
-from teleop.synthetic.script import load_script, parse_script, scripted_tasks
+from teleop.control.episode import Episode, EpisodeOptions
+from teleop.core.errors import ConfigError
+from teleop.control.synthetic.script import load_script, parse_script, scripted_tasks
 
-# One task per capability the issue names; each must have a script in teleop/synthetic/scripts.
+# One task per capability the issue names; each must have a script in teleop/control/synthetic/scripts.
 TASKS = {
     "pick_up_peach": "pick up",
     "put_peach_in_fruit_bowl": "place into a container",

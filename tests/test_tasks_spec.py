@@ -9,8 +9,8 @@ import yaml
 
 from pathlib import Path
 
-from teleop.cli import main
-from teleop.errors import ConfigError
+from teleop.cli.main import main
+from teleop.core.errors import ConfigError
 from teleop.tasks import PREDICATES, all_specs, load_spec
 
 CATALOG = Path(__file__).resolve().parents[2] / "shared/reference/bidex100_task_catalog.json"

@@ -6,7 +6,7 @@ import sys
 
 from PyQt6.QtWidgets import QApplication
 
-from teleop.paths import default_store
+from teleop.core.paths import default_store
 from ui.main_window import MainWindow
 
 

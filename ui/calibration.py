@@ -8,9 +8,9 @@ import numpy as np
 from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from retarget import CalibrationSample, calibrate
-from teleop.errors import TeleopError
-from teleop.geometry import quat_to_mat
-from teleop.operator_map import DEFAULT_HEAD
+from teleop.core.errors import TeleopError
+from teleop.core.geometry import quat_to_mat
+from teleop.control.operator_map import DEFAULT_HEAD
 
 STEPS = (("t_pose", "Stand straight, arms out to the sides (a T), palms down. Hold still, then Capture."),
          ("arms_forward", "Arms straight out in front, palms down. Hold still, then Capture."))

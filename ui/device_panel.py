@@ -8,12 +8,52 @@ import io
 import qrcode
 from PyQt6.QtCore import Qt, pyqtSignal
 from PyQt6.QtGui import QPixmap
-from PyQt6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
-                             QVBoxLayout, QWidget)
+from PyQt6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+                             QPushButton, QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
 
-DEVICES = (("synthetic", "Synthetic operator (scripted)"), ("glove", "Exoskeleton glove (ZeroMQ)"),
-           ("webxr", "Headset (WebXR: Vision Pro, Quest…)"))
+from teleop.robot import SIDES
 
+FORM_SPIN_RANGE = (-1_000_000, 1_000_000)     # spin boxes must not clip any option a config allows
+
+
+def option_widget(option):
+    """An input widget for one device option, holding its default: (widget, read() -> value)."""
+    if option.type is bool:
+        w = QCheckBox()
+        w.setChecked(bool(option.default))
+        return w, w.isChecked
+    if option.type is int:
+        w = QSpinBox()
+        w.setRange(*FORM_SPIN_RANGE)
+        w.setValue(int(option.default or 0))
+        return w, w.value
+    if option.type is float:
+        w = QDoubleSpinBox()
+        w.setRange(*FORM_SPIN_RANGE)
+        w.setDecimals(3)
+        w.setValue(float(option.default or 0.0))
+        return w, w.value
+    w = QLineEdit("" if option.default is None else str(option.default))
+    return w, lambda: w.text().strip() or None
+
+
+class DeviceForm(QWidget):
+    """The options of one device config as a form (generated: nothing here names a device)."""
+
+    def __init__(self, config, parent=None):
+        super().__init__(parent)
+        layout = QFormLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.readers = {}
+        for option in config.options():
+            widget, read = option_widget(option)
+            widget.setToolTip(option.help)
+            layout.addRow(option.name.replace("_", " "), widget)
+            self.readers[option.name] = read
+
+    def values(self) -> dict:
+        values = {name: read() for name, read in self.readers.items()}
+        return {k: v for k, v in values.items() if v is not None}
 
 def qr_pixmap(text: str, size: int = 180) -> QPixmap:
     image = qrcode.make(text, border=2)
@@ -29,15 +69,17 @@ class DevicePanel(QWidget):
     disconnect_requested = pyqtSignal()
     calibrate_requested = pyqtSignal()
 
-    def __init__(self, parent=None):
+    def __init__(self, devices, parent=None):
+        """``devices``: (name, config class) pairs, in the order to offer them."""
         super().__init__(parent)
         self.choice = QComboBox()
-        for key, label in DEVICES:
-            self.choice.addItem(label, key)
-        self.endpoint = QLineEdit("tcp://127.0.0.1:5570")
-        self.port = QSpinBox()
-        self.port.setRange(1024, 65535)
-        self.port.setValue(8443)
+        self.forms = QStackedWidget()
+        self.form_of: dict[str, DeviceForm] = {}
+        for name, config in devices:
+            self.choice.addItem(config.label, name)
+            self.form_of[name] = DeviceForm(config)
+            self.forms.addWidget(self.form_of[name])
+        self.choice.currentIndexChanged.connect(self.forms.setCurrentIndex)
         self.connect_button = QPushButton("Connect")
         self.connect_button.clicked.connect(self._connect)
         self.disconnect_button = QPushButton("Disconnect")
@@ -54,8 +96,7 @@ class DevicePanel(QWidget):
     def _build(self, calibrate) -> None:
         form = QFormLayout()
         form.addRow("device", self.choice)
-        form.addRow("glove endpoint", self.endpoint)
-        form.addRow("headset port", self.port)
+        form.addRow(self.forms)
         buttons = QHBoxLayout()
         buttons.addWidget(self.connect_button)
         buttons.addWidget(self.disconnect_button)
@@ -78,17 +119,29 @@ class DevicePanel(QWidget):
 
     def _connect(self) -> None:
         name = self.device_name()
-        options = {"glove": {"endpoint": self.endpoint.text()}, "webxr": {"port": self.port.value()}}.get(name, {})
-        self.connect_requested.emit(name, options)
+        self.connect_requested.emit(name, self.form_of[name].values())
 
-    def show_headset(self, url: str, code: str, fingerprint: str) -> None:
-        self.headset.setText(f"Open on the headset:<br><b>{url}</b><br>pairing code <b>{code}</b><br>"
-                             f"certificate SHA-256<br><tt>{fingerprint}</tt>")
-        self.qr.setPixmap(qr_pixmap(url))
-
-    def clear_headset(self) -> None:
-        self.headset.clear()
-        self.qr.clear()
+    def show_connection(self, info) -> None:
+        """What the connected device says about itself (``devices.base.ConnectionInfo`` or None);
+        a page URL also as a QR code to scan."""
+        if info is None:
+            self.headset.clear()
+            self.qr.clear()
+            return
+        lines = [info.summary]
+        if info.url:
+            lines.append(f"Open on the headset:<br><b>{info.url}</b>")
+        if info.pairing_code:
+            lines.append(f"pairing code <b>{info.pairing_code}</b>")
+        if info.fingerprint:
+            lines.append(f"certificate SHA-256<br><tt>{info.fingerprint}</tt>")
+        text = "<br>".join(lines)
+        if text != self.headset.text():
+            self.headset.setText(text)
+            if info.url:
+                self.qr.setPixmap(qr_pixmap(info.url))
+            else:
+                self.qr.clear()
 
     def update_status(self, snap) -> None:
         report = snap.report
@@ -99,6 +152,6 @@ class DevicePanel(QWidget):
             self.status["age"].setText("no frames" if age == float("inf") else f"{age:.0f} ms")
             self.status["engage"].setText(report.engage_state + (f" ({report.reason})" if report.reason else ""))
             self.status["retarget"].setText(f"{report.retarget_status}, {report.retarget_ms:.1f} ms")
-        for side in ("left", "right"):
-            tracked = snap.tracking.get(side) if hasattr(snap, "tracking") else None
+        for side in SIDES:
+            tracked = snap.tracking.get(side)
             self.status[side].setText("—" if tracked is None else f"{tracked:.0%} of joints tracked")

@@ -10,8 +10,8 @@ from PyQt6.QtGui import QKeySequence, QShortcut
 from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from recordings.store import TakeStore
-from teleop.paths import config_dir
-from teleop.scene import build_scene
+from teleop.core.paths import config_dir
+from teleop.sim.scene import build_scene
 from teleop.sim import Sim
 from teleop.tasks import all_specs
 from ui.calibration import CalibrationWizard
@@ -78,7 +78,7 @@ class MainWindow(QMainWindow):
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self.task_panel = TaskPanel(list(self.specs.values()))
-        self.device_panel = DevicePanel()
+        self.device_panel = DevicePanel(self.station.app_devices())
         self.record_panel = RecordPanel()
         self.browser = EpisodeBrowser(self.store, confirm=self.confirm)
         self.health = HealthPlots()
@@ -245,7 +245,7 @@ class MainWindow(QMainWindow):
         self.task_panel.picker.set_counts(self.store.index.counts("validated_pass"))
 
     def _attach_live_model(self) -> None:
-        model = self.station._bundle.rt.sim.model if self.station._bundle else self._bare_layout.model
+        model = self.station.snapshot().model or self._bare_layout.model
         self.viewport.set_source(model, self._live_qpos)
         for view in self.camera_views:
             view.set_source(model, self._live_qpos)
@@ -254,7 +254,7 @@ class MainWindow(QMainWindow):
         report = snap.report
         self.record_panel.set_recording(snap.recording, snap.recorded_ticks)
         self.device_panel.update_status(snap)
-        self._show_headset()
+        self.device_panel.show_connection(snap.connection)
         if report is not None:
             self.task_panel.set_instruction(report.instruction)
             self.task_panel.update_score(report.progress, report.latched, report.holds, report.violated)
@@ -265,16 +265,6 @@ class MainWindow(QMainWindow):
         self.status.setText(f"task {snap.task_id or '—'}  episode {snap.episode_index}  "
                             f"loop {stats['tick_ms_p50']:.1f}/{stats['tick_ms_p99']:.1f} ms (p50/p99)  "
                             f"late ticks {stats['late_ticks']}  validating {self.validation.busy}  {snap.message}")
-
-    def _show_headset(self) -> None:
-        device = self.station.device
-        url = getattr(device, "page_url", None)
-        if url is None:
-            self.device_panel.clear_headset()
-            return
-        if not self.device_panel.headset.text():
-            server = device.server
-            self.device_panel.show_headset(url(), device.pairing_code, getattr(server, "fingerprint", ""))
 
     def _collect_finished_takes(self) -> None:
         while True:

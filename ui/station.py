@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from devices.base import ConnectionInfo
+from devices.config import DeviceConfig, DeviceContext, device_config
 from recordings.store import TakeStore
 from retarget import load_config
-from teleop.episode import DEVICE_BUILDERS, EpisodeOptions, config_meta
-from teleop.errors import TeleopError
-from teleop.loop import RealtimeLoop
-from teleop.publish import DevicePublisher
-from teleop.session import Session
+from teleop.control.episode import config_meta, device_configs
+from teleop.control.loop import RealtimeLoop
+from teleop.control.session import Session
+from teleop.core.errors import TeleopError
+from teleop.robot import SIDES
 from teleop.tasks import TaskRuntime
 
 
@@ -41,6 +43,8 @@ class StationSnapshot:
     message: str = ""
     tracking: dict = field(default_factory=dict)   # side -> tracked fraction of the last frame (None: unseen)
     last_frame: object | None = None
+    model: object | None = None      # the task's MjModel (compiled once, never written: safe to read)
+    connection: ConnectionInfo | None = None
 
 
 @dataclass
@@ -57,18 +61,23 @@ class Station:
         self._bundle: _Bundle | None = None
         self.session: Session | None = None
         self.device = None
-        self.device_name: str | None = None
-        self.device_options: dict = {}
+        self.device_config: DeviceConfig | None = None
+        self._connection: ConnectionInfo | None = None
         self.episode_index = 0
         self._model_version = 0
         self._message = ""
         self._frames_seen: list[tuple[float, int]] = []
-        self._per_episode = False
         self.profile = None                           # operator profile (None: the default)
-        self._manual: np.ndarray | None = None       # joint-panel targets while no device drives
+        self._manual = False                         # joint-panel targets drive the robot (no device)
         self._snapshot = StationSnapshot(None, 0, None, None, False, 0, 0, None, False)
         self.loop = RealtimeLoop(self._tick, 25.0, name="station")
         self.finished_takes: queue.Queue = queue.Queue()   # paths of finished take files, for the UI
+        device_configs()                              # every device module registered
+
+    @staticmethod
+    def app_devices() -> list[tuple[str, type[DeviceConfig]]]:
+        """The devices the window offers, by name, in a stable order."""
+        return [(name, cfg) for name, cfg in sorted(device_configs().items()) if cfg.in_app]
 
     # -- UI-thread API (everything is queued) ---------------------------------------------------
     def start(self) -> None:
@@ -78,8 +87,7 @@ class Station:
         """Stop the loop; a take still recording is finished (the window is closing)."""
         self.loop.stop()
         if self.session is not None and self.session.recorder is not None:
-            self.finished_takes.put(self.session.recorder.writer.finish())
-            self.session.recorder = None
+            self.finished_takes.put(self.session.stop_recording(keep=True).path)
         self._disconnect()
 
     def snapshot(self) -> StationSnapshot:
@@ -143,25 +151,27 @@ class Station:
                 getattr(self, f"_cmd_{kind}")(arg)
             except TeleopError as exc:          # a bad request must never stop the loop
                 self._message = str(exc)
+            except Exception as exc:  # noqa: BLE001 - nor an unexpected failure (a device's, a file's)
+                self._message = f"{kind} failed: {type(exc).__name__}: {exc}"
         report = None
-        if self.session is not None:
+        if self.session is not None and (self.device is not None or self._manual):
             report = self.session.tick()
-        elif self._bundle is not None and self._manual is not None:
-            self._bundle.rt.sim.step(self._manual)
         if report is not None and self.session.recorder is not None and report.done:
             self._finish_take(True)
         self._publish(report)
 
     def _publish(self, report) -> None:
-        b = self._bundle
-        recorder = self.session.recorder if self.session is not None else None
+        b, session = self._bundle, self.session
+        recorder = session.recorder if session is not None else None
         snap = StationSnapshot(
             task_id=b.rt.spec.id if b else None, model_version=self._model_version,
             qpos=b.rt.sim.data.qpos.copy() if b else None, report=report, recording=recorder is not None,
             recorded_ticks=recorder.writer.ticks if recorder is not None else 0, episode_index=self.episode_index,
-            device=self.device_name, connected=self.device is not None, frame_hz=self._frame_rate(),
-            device_stats=self.device.stats() if self.device is not None else {}, message=self._message,
-            tracking=self._tracking(), last_frame=self.session.last_frame if self.session is not None else None)
+            device=self.device_config.name if self.device_config else None, connected=self.device is not None,
+            frame_hz=self._frame_rate(), device_stats=self.device.stats() if self.device is not None else {},
+            message=self._message, tracking=self._tracking(),
+            last_frame=session.last_frame if session is not None else None,
+            model=b.rt.sim.model if b else None, connection=self._connection)
         with self._lock:
             self._snapshot = snap
 
@@ -169,8 +179,7 @@ class Station:
         frame = self.session.last_frame if self.session is not None else None
         if frame is None:
             return {}
-        return {side: (None if frame.hand(side) is None else frame.hand(side).tracked_fraction)
-                for side in ("left", "right")}
+        return {side: (None if frame.hand(side) is None else frame.hand(side).tracked_fraction) for side in SIDES}
 
     def _frame_rate(self) -> float:
         """Device frames per second over the last second."""
@@ -184,45 +193,52 @@ class Station:
 
     def _cmd_target(self, arg) -> None:
         index, value = arg
-        if self._bundle is not None:
-            if self._manual is None:
-                self._manual = self._bundle.rt.sim.joint_positions
-            self._manual[index] = value
+        if self.session is not None:
+            self.session.set_target(index, value)
+            self._manual = True
 
     def _cmd_profile(self, profile) -> None:
         self.profile = profile
         if self._bundle is not None:
             self._bundle.retargeter = load_config().build(self._bundle.rt.sim.scene, profile=profile)
-            self._bundle.retargeter.last = self._bundle.rt.sim.joint_positions
-            self._make_session(self.device)
+            self.session.set_retargeter(self._bundle.retargeter)
 
     def _cmd_message(self, text: str) -> None:
         self._message = text
+
+    def _on_take_finished(self, result) -> None:
+        """(take-finisher thread) The file goes to the UI's queue; a failure becomes a message
+        through the command queue: no other thread writes the station's state."""
+        if isinstance(result, Exception):
+            self._commands.put(("message", f"could not finish the take ({result}); it will be recovered on restart"))
+        else:
+            self.finished_takes.put(result)
 
     def _cmd_swap(self, bundle: _Bundle) -> None:
         self._finish_take(True)
         self._bundle = bundle
         self._model_version += 1
         self.episode_index = len(self.store.rows(task_id=bundle.rt.spec.id))
-        self._reset_episode()
+        self.session = Session(bundle.rt, bundle.retargeter)
+        self._reset_episode(rebuild=self.device is not None)
 
     def _cmd_device(self, arg) -> None:
         name, options = arg
-        if name not in DEVICE_BUILDERS:
-            raise TeleopError(f"unknown device {name!r}")
+        config = device_config(name).from_options(**options)
+        self._finish_take(True)
         self._disconnect()
-        self.device_name, self.device_options = name, options
+        self.device_config = config
 
     def _cmd_connect(self, _arg) -> None:
-        if self._bundle is None or self.device_name is None:
+        if self._bundle is None or self.device_config is None:
             raise TeleopError("choose a task and a device first")
+        self._finish_take(True)
         self._disconnect()
         self._build_device()
 
     def _cmd_disconnect(self, _arg) -> None:
         self._finish_take(True)
         self._disconnect()
-        self._make_session(None)
 
     def _cmd_record(self, _arg) -> None:
         if self.session is not None and self.session.recorder is not None:
@@ -231,7 +247,8 @@ class Station:
         if self.session is None or self.device is None:
             raise TeleopError("connect a device before recording")
         meta = config_meta(None, None)
-        self.session.start_recording(self.store, self.operator, self.seed_index, self.episode_index, **meta)
+        self.session.start_recording(self.store, self.operator, self.seed_index, self.episode_index,
+                                     device=self.device_config.name, **meta)
 
     def _cmd_stop(self, keep: bool) -> None:
         self._finish_take(keep)
@@ -246,51 +263,34 @@ class Station:
             self.session.gate.request(on)
 
     # -- helpers (loop thread) ------------------------------------------------------------------
-    def _reset_episode(self) -> None:
-        rt = self._bundle.rt
-        rt.reset(self.seed_index, self.episode_index)
-        self._manual = None
-        self._bundle.retargeter.last = rt.sim.joint_positions
-        if self.device is not None and self._per_episode:
+    def _reset_episode(self, rebuild: bool = False) -> None:
+        """The next episode starts: the session's reset, and a device made for one episode is
+        rebuilt from the reset scene (``rebuild`` forces it: a new task)."""
+        self.session.reset(self.seed_index, self.episode_index)
+        self._manual = False
+        if self.device is not None and (rebuild or self.device_config.per_episode):
             self._disconnect()
             self._build_device()
         else:
-            self._make_session(self.device)
+            self.session.attach(self.device)
 
     def _build_device(self) -> None:
-        rt = self._bundle.rt
-        opts = EpisodeOptions(task=rt.spec.id, device=self.device_name, seed_index=self.seed_index,
-                              episode_index=self.episode_index, realtime=True, device_options=self.device_options)
-        built = DEVICE_BUILDERS[self.device_name](opts, rt, self._bundle.retargeter)
-        self._per_episode = built.per_episode
-        built.device.connect()
-        self._make_session(built.device)
-
-    def _make_session(self, device) -> None:
-        self.device = device
-        if device is None or self._bundle is None:
-            self.session = None
-            return
         b = self._bundle
-        publisher = DevicePublisher(device, b.rt.sim.model, b.rt.sim.scene.layout, b.rt.spec)
-        self.session = Session(b.rt, device, b.retargeter, publishers=(publisher,))
+        context = DeviceContext(b.rt, b.retargeter, realtime=True, episode_index=self.episode_index)
+        device = self.device_config.build(context)
+        device.connect()
+        self.device, self._connection = device, device.connection_info()
+        self.session.attach(device)
 
     def _disconnect(self) -> None:
         if self.device is not None:
             self.device.close()
-        self.device = None
+        self.device, self._connection = None, None
+        if self.session is not None:
+            self.session.attach(None)
 
     def _finish_take(self, keep: bool) -> None:
-        """Detach the recorder now; write the final file on a worker thread (the loop never waits
-        on disk). The finished file's path lands in ``finished_takes`` for the UI to index."""
-        if self.session is None or self.session.recorder is None:
-            return
-        writer = self.session.recorder.writer
-        self.session.recorder = None
-
-        def finish():
-            try:
-                self.finished_takes.put(writer.finish() if keep else writer.abort())
-            except Exception as exc:  # the journal stays on disk: recovered at the next start
-                self._message = f"could not finish the take ({exc}); it will be recovered on restart"
-        threading.Thread(target=finish, name="take-finisher", daemon=True).start()
+        """Detach the recorder now; the session writes the final file on a worker thread (the loop
+        never waits on disk); the file lands in ``finished_takes`` for the UI to index."""
+        if self.session is not None and self.session.recorder is not None:
+            self.session.stop_recording(keep, on_done=self._on_take_finished)

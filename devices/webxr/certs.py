@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from teleop.errors import ConfigError
+from teleop.core.errors import ConfigError
 
 CERT_NAME, KEY_NAME = "headset-cert.pem", "headset-key.pem"
 VALID_DAYS = 365          # Apple devices refuse longer-lived server certificates

@@ -1,13 +1,30 @@
 """``WebXRDevice``: any WebXR headset with hand tracking (Apple Vision Pro, Quest) as a Device."""
 from __future__ import annotations
 
-import io
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from devices.base import Device, LatestFrame, Reading, register_device
+from devices.base import ConnectionInfo, Device, LatestFrame, Reading
+from devices.config import DeviceConfig, DeviceContext
 from devices.webxr.server import HeadsetServer
 
+DEVICE_NAME = "webxr"
 
-@register_device("webxr")
+
+@DeviceConfig.register_subclass(DEVICE_NAME)
+@dataclass(frozen=True, kw_only=True)
+class WebXRConfig(DeviceConfig):
+    label = "Headset (WebXR: Vision Pro, Quest…)"
+    host: str = field(default="0.0.0.0", metadata={"help": "address to serve on"})
+    port: int = field(default=8443, metadata={"help": "HTTPS/WSS port (0 picks a free one)"})
+    pairing_code: str | None = field(default=None, metadata={"help": "fixed pairing code (default: a fresh one)"})
+    config_dir: Path | None = field(default=None, metadata={"help": "certificate folder (default: the user's)"})
+    stale_after: float = field(default=0.15, metadata={"help": "seconds after which a frame is stale"})
+
+    def build(self, context: DeviceContext) -> "WebXRDevice":
+        return WebXRDevice(self.host, self.port, self.config_dir, self.pairing_code, self.stale_after)
+
+
 class WebXRDevice(Device):
     """Serves the headset page and reads its hand / head stream.
 
@@ -20,7 +37,7 @@ class WebXRDevice(Device):
                  pairing_code: str | None = None, stale_after: float = 0.15):
         self._slot = LatestFrame(stale_after)
         self.server = HeadsetServer(host, port, config_dir, pairing_code, self._slot.put,
-                                    device_name="webxr")
+                                    device_name=DEVICE_NAME)
 
     def connect(self) -> None:
         self.server.start()
@@ -54,19 +71,14 @@ class WebXRDevice(Device):
     def stats(self) -> dict:
         return {**self.server.stats(), "accepted_frames": self._slot.accepted}
 
+    def connection_info(self, host: str | None = None) -> ConnectionInfo:
+        """The page URL (the port the server really listens on), pairing code, certificate."""
+        if not self.is_connected:
+            return ConnectionInfo(f"headset server not running (port {self.server.requested_port})")
+        cert = self.server.cert
+        return ConnectionInfo(f"headset server on {self.server.host}:{self.server.port}", url=self.page_url(host),
+                              pairing_code=self.pairing_code, fingerprint=cert.fingerprint if cert else "")
+
     def banner(self, host: str | None = None) -> str:
         """Text for a terminal / log: URL with the pairing code, QR code, certificate fingerprint."""
-        url = self.page_url(host)
-        cert = self.server.cert
-        return (f"Headset page: {url}\n{pairing_qr(url)}"
-                f"certificate SHA-256 {cert.fingerprint if cert else '(not created yet)'}\n")
-
-
-def pairing_qr(url: str) -> str:
-    """The URL as a terminal QR code (the UI can render ``qrcode`` images instead)."""
-    import qrcode
-    qr = qrcode.QRCode(border=1)
-    qr.add_data(url)
-    out = io.StringIO()
-    qr.print_ascii(out=out, invert=True)
-    return out.getvalue()
+        return self.connection_info(host).banner()

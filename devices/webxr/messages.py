@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from devices.frame import NUM_NODES, SIDES, HandFrame, OperatorFrame, Pose
-from teleop.errors import TeleopError
-from teleop.geometry import mat_to_quat
+from teleop.core.errors import TeleopError
+from teleop.core.geometry import mat_to_quat
 
 PROTOCOL_VERSION = 1
 NUM_JOINTS = 25

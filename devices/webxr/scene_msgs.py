@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 
-from teleop.errors import ConfigError, choices
+from teleop.core.errors import ConfigError, choices
 
 GEOM_TYPES = ("box", "sphere", "capsule", "cylinder", "ellipsoid", "plane")
 

@@ -132,7 +132,9 @@ class HeadsetServer:
         return self._thread is not None and self._thread.is_alive()
 
     def page_url(self, host: str | None = None, emulate: bool = False) -> str:
-        host = host or next((a for a in local_addresses() if a != "127.0.0.1"), "127.0.0.1")
+        if not host:        # the address served on, or (serving on all) the one a headset can reach
+            host = self.host if self.host not in ("", "0.0.0.0", "::") else \
+                next((a for a in local_addresses() if a != "127.0.0.1"), "127.0.0.1")
         return f"https://{host}:{self.port}/?code={self.pairing_code}" + ("&emulate=1" if emulate else "")
 
     # ---- HTTP: static files and the pairing gate --------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from teleop.geometry import quat_axis_angle
+from teleop.core.geometry import quat_axis_angle
 from teleop.robot.hand import ROBOT_COLLISION
 from teleop.robot.params import ArmParams
 

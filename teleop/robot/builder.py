@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.geometry import look_at_quat, mat_to_quat, quat_axis_angle, quat_mul
+from teleop.core.geometry import look_at_quat, mat_to_quat, quat_axis_angle, quat_mul
 from teleop.robot.arm import build_arm
 from teleop.robot.hand import HandLayout, build_hand
 from teleop.robot.params import RobotParams

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.geometry import MIRROR_Y, mirror_axis, mirror_quat, quat_axis_angle
+from teleop.core.geometry import MIRROR_Y, mirror_axis, mirror_quat, quat_axis_angle
 from teleop.robot.params import HandParams
 
 FLEX_AXIS = (0.0, -1.0, 0.0)   # negative angles curl a digit toward the palm (+x)

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from teleop.errors import ConfigError, choices
+from teleop.core.errors import ConfigError, choices
 
 DEFAULT_PARAMS = Path(__file__).with_name("robot.yaml")
 INTEGRATORS = ("euler", "implicit", "implicitfast", "rk4")

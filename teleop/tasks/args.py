@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from teleop.errors import ConfigError, choices
+from teleop.core.errors import ConfigError, choices
 
 HANDS = ("left", "right", "any")
 ARG_KINDS = ("object", "objects", "container", "articulated", "hand", "float", "int", "event", "colour",

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.errors import ConfigError
+from teleop.core.errors import ConfigError
 from teleop.robot import SIDES, RobotParams
-from teleop.scene import Scene, build_scene
-from teleop.seeding import stable_seed
+from teleop.sim.scene import Scene, build_scene
+from teleop.core.seeding import stable_seed
 from teleop.tasks.events import build_events, n_userdata
 from teleop.tasks.loader import get_spec
 from teleop.tasks.objects import KINDS, Shape

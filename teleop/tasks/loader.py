@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from teleop.errors import ConfigError, choices
+from teleop.core.errors import ConfigError, choices
 from teleop.tasks.args import SpecError, check_args
 from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, TaskSpec, _parse_object, _req,
                                namespace, parse_predicate)

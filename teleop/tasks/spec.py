@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 
-from teleop.errors import choices
+from teleop.core.errors import choices
 from teleop.tasks.args import NameSpace, SpecError, check_args
 from teleop.tasks.objects import KINDS, kind_defaults
 

@@ -1,0 +1,2 @@
+"""The ``teleop`` command: ``main.py`` builds the parser from ``commands/``; ``benches/`` holds
+``teleop bench NAME``."""

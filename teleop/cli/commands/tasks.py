@@ -1,0 +1,104 @@
+"""``teleop tasks list [--json] | show ID [--json] | check [PATH...] [--build]``: the task catalog."""
+from __future__ import annotations
+
+import json
+import sys
+
+from teleop.core.errors import TeleopError
+from teleop.tasks.loader import all_specs, get_spec, load_spec, spec_paths
+from teleop.tasks.scorer import horizon_steps
+from teleop.tasks.spec import TaskSpec
+
+
+def task_summary(spec: TaskSpec) -> dict:
+    """The ``tasks list --json`` record of one task (keys fixed by issue 3)."""
+    sched = None if spec.language_schedule is None else [
+        {"text": s.text, "until_step": s.until_step} for s in spec.language_schedule]
+    return {"id": spec.id, "axis": spec.axis, "K": len(spec.subtasks), "ordered": spec.ordered,
+            "instruction": spec.instruction, "language_schedule": sched,
+            "subtasks": [{"name": s.name, "weight": s.weight, "must_hold": s.must_hold,
+                          "latch_violation": s.latch_violation} for s in spec.subtasks]}
+
+
+def task_detail(spec: TaskSpec) -> dict:
+    out = task_summary(spec)
+    out["horizon_steps"] = horizon_steps(spec)
+    out["max_steps"] = spec.max_steps
+    out["distractors"] = list(spec.distractors)
+    out["objects"] = [{"name": o.name, "kind": o.kind, "fixed": o.fixed, "parked": o.parked, "colour": o.colour,
+                       "spawn": {"center": o.spawn.center, "extent": o.spawn.extent, "yaw": o.spawn.yaw,
+                                 "rest_on": o.spawn.on}, "params": o.params} for o in spec.objects]
+    out["events"] = [{"type": e.type, "name": e.name, **e.args} for e in spec.events]
+    for rec, sub in zip(out["subtasks"], spec.subtasks):
+        rec["after"] = [spec.subtasks[i].name for i in sub.after]
+        rec["predicates"] = [_pred(p) for p in sub.predicates]
+    return out
+
+
+def _pred(p) -> dict:
+    from teleop.tasks.spec import PredicateSpec
+    return {"type": p.type, **{k: _pred(v) if isinstance(v, PredicateSpec) else v for k, v in p.args.items()}}
+
+
+def _list(args) -> int:
+    specs = all_specs()
+    if args.json:
+        print(json.dumps([task_summary(s) for s in specs]))
+        return 0
+    for s in specs:
+        print(f"{s.id:<52} {s.axis:<24} K={len(s.subtasks)}{' ordered' if s.ordered else ''}")
+    print(f"{len(specs)} tasks")
+    return 0
+
+
+def _show(args) -> int:
+    detail = task_detail(get_spec(args.id))
+    if args.json:
+        print(json.dumps(detail, default=list))
+        return 0
+    print(f"{detail['id']} ({detail['axis']}, K={detail['K']}, horizon {detail['horizon_steps']} steps)")
+    print(f"  instruction: {detail['instruction']}")
+    for seg in detail["language_schedule"] or []:
+        print(f"  segment until {seg['until_step']}: {seg['text']}")
+    for o in detail["objects"]:
+        print(f"  object {o['name']}: {o['kind']}{' fixed' if o['fixed'] else ''}")
+    for i, s in enumerate(detail["subtasks"]):
+        flags = "".join([" MH" if s["must_hold"] else "", " LV" if s["latch_violation"] else ""])
+        print(f"  [{i}] w={s['weight']:>3}{flags} {s['name']}")
+        for p in s["predicates"]:
+            print(f"        {p}")
+    return 0
+
+
+def _check(args) -> int:
+    paths = args.paths or [str(p) for p in spec_paths()]
+    failed = 0
+    for path in paths:
+        try:
+            spec = load_spec(path)
+            if args.build:
+                from teleop.tasks.runtime import TaskRuntime
+                TaskRuntime(spec).reset(0, 0)
+        except TeleopError as exc:
+            failed += 1
+            print(f"FAIL {exc}", file=sys.stderr)
+            continue
+        print(f"ok   {path}")
+    print(f"{len(paths) - failed} ok, {failed} failed")
+    return 1 if failed else 0
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("tasks", help="list, inspect and check task specs")
+    tsub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+    p = tsub.add_parser("list", help="every shipped task")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_list)
+    p = tsub.add_parser("show", help="one task's objects, subtasks and predicates")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_show)
+    p = tsub.add_parser("check", help="validate spec files (default: every shipped spec); non-zero exit on errors")
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--build", action="store_true", help="also compile each scene and place its objects")
+    p.set_defaults(func=_check)

@@ -1,0 +1,167 @@
+"""Headless episodes, end to end: task runtime, retargeter, device, session, optional takes.
+
+An :class:`Episode` is one session on one task; :meth:`Episode.run` records one episode and
+:meth:`Episode.run_many` several consecutive ones on the same session (what the app does): each
+starts with :meth:`Session.reset`, and a device planned or recorded for one episode (its config's
+``per_episode``) is rebuilt after it. The device is made by its registered config, so nothing
+here branches on device names.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from devices.config import DeviceConfig, DeviceContext, device_config
+from retarget import OperatorProfile, load_config
+from teleop.control.loop import RealtimeLoop
+from teleop.control.players import load_devices
+from teleop.control.session import Session
+from teleop.core.errors import ConfigError
+from teleop.tasks import TaskRuntime
+
+
+@dataclass
+class EpisodeOptions:
+    task: str | None
+    device: str = "synthetic"
+    seed_index: int = 0
+    episode_index: int = 0
+    realtime: bool | None = None          # None: the device's natural clock
+    max_seconds: float | None = None
+    retarget_config: str | None = None
+    profile: str | None = None
+    device_options: dict = field(default_factory=dict)
+
+
+def device_configs() -> dict[str, type[DeviceConfig]]:
+    """Every registered device config, by name."""
+    return load_devices()
+
+
+def config_meta(config_path: str | None, profile_path: str | None) -> dict:
+    """Retarget configuration text + hash and the operator profile, for the take's metadata."""
+    path = Path(config_path) if config_path else Path(load_config().source)
+    text = path.read_text()
+    profile = Path(profile_path).read_text() if profile_path else ""
+    return {"retarget_config": text, "retarget_config_hash": hashlib.sha256(text.encode()).hexdigest()[:16],
+            "operator_profile": profile}
+
+
+class Episode:
+    def __init__(self, opts: EpisodeOptions):
+        load_devices()
+        self.config = device_config(opts.device).from_options(**opts.device_options)
+        source = self.config.episode()
+        if source is not None:              # the device decides: a replay re-runs its take's episode
+            opts = dataclasses.replace(opts, task=source.task_id, seed_index=source.seed_index,
+                                       episode_index=source.episode_index)
+        if not opts.task:
+            raise ConfigError(f"device {opts.device!r} needs a task (--task ID; see `teleop tasks list`)")
+        self.opts = opts
+        self.realtime = self.config.realtime or bool(opts.realtime)
+        self.rt = TaskRuntime(opts.task)
+        config = load_config(opts.retarget_config) if opts.retarget_config else load_config()
+        profile = OperatorProfile.load(opts.profile) if opts.profile else None
+        self.retargeter = config.build(self.rt.sim.scene, profile=profile)
+        self.session = Session(self.rt, self.retargeter)
+        self.device = None
+        self.reports: list = []
+        self._start(opts.episode_index, None if source is None else source.initial_state)
+
+    def _start(self, episode_index: int, initial_state=None) -> None:
+        """Reset the session to ``episode_index`` and (re)build the device for it."""
+        self.session.reset(self.opts.seed_index, episode_index, initial_state)
+        self.opts = dataclasses.replace(self.opts, episode_index=episode_index)
+        self.reports = []
+        if self.device is None or self.config.per_episode:
+            context = DeviceContext(self.rt, self.retargeter, self.realtime, episode_index)
+            self.device = self.config.build(context)
+            self.session.attach(self.device)
+
+    def max_ticks(self) -> int:
+        seconds = self.opts.max_seconds
+        return int(round(seconds / self.rt.sim.scene.control_dt)) if seconds else self.rt.scorer.horizon
+
+    def _over(self) -> bool:
+        last = self.reports[-1] if self.reports else None
+        return (last is not None and last.done) or self.device.finished or len(self.reports) >= self.max_ticks()
+
+    def run(self, store=None, operator: str = "operator", on_tick=None, on_connect=None):
+        """Run the current episode to its end (done, horizon, stream end): (EpisodeResult, Take or None).
+
+        ``on_connect(device)`` is called once the device is connected (it then knows its real
+        address, e.g. the port a headset server listens on)."""
+        if store is not None:
+            self.session.start_recording(store, operator, self.opts.seed_index, self.opts.episode_index,
+                                         device=self.config.name,
+                                         **config_meta(self.opts.retarget_config, self.opts.profile))
+        self.device.connect()
+        try:
+            if on_connect is not None:
+                on_connect(self.device)
+            self._run_paced(on_tick) if self.realtime else self._run_fast(on_tick)
+        finally:
+            self.device.close()
+        take = self.session.stop_recording(keep=True)
+        return self.rt.result(), take
+
+    def run_many(self, episodes: int, store=None, operator: str = "operator", on_tick=None, on_connect=None,
+                 on_episode=None) -> list:
+        """``episodes`` consecutive episodes on this one session (episode indexes from the first):
+        a list of (EpisodeResult, Take or None, reports)."""
+        if episodes < 1:
+            raise ConfigError(f"episodes must be >= 1, got {episodes}")
+        if episodes > 1 and self.config.episode() is not None:
+            raise ConfigError(f"device {self.config.name!r} plays one recorded episode; --episodes must be 1")
+        out, first = [], self.opts.episode_index
+        for i in range(episodes):
+            if i:
+                self._start(first + i)
+            result, take = self.run(store, operator, on_tick, on_connect)
+            out.append((result, take, self.reports))
+            if on_episode is not None:
+                on_episode(result, take, self.reports)
+        return out
+
+    def _step(self, on_tick) -> None:
+        if self._over():            # a paced loop may call once more before it is stopped
+            return
+        self.reports.append(self.session.tick())
+        if on_tick is not None:
+            on_tick(self.reports[-1])
+
+    def _run_fast(self, on_tick) -> None:
+        while not self._over():
+            self._step(on_tick)
+
+    def _run_paced(self, on_tick) -> None:
+        loop = RealtimeLoop(lambda: self._step(on_tick), 1.0 / self.rt.sim.scene.control_dt, name="episode")
+        loop.start()
+        try:
+            while loop.running and not self._over():
+                time.sleep(0.01)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            loop.stop()
+        if loop.error is not None:
+            raise loop.error
+
+    def timing(self) -> dict:
+        """Per-tick timing figures of the current episode so far (ms)."""
+        return timing_figures(self.reports)
+
+
+def timing_figures(reports) -> dict:
+    """p50 / p99 of the tick's timing figures over ``reports`` (ms)."""
+    def pct(key, q):
+        values = np.array([getattr(r, key) for r in reports], float)
+        values = values[np.isfinite(values)]
+        return round(float(np.percentile(values, q)), 3) if values.size else None
+    return {f"{k}_p{q}": pct(k, q) for k in ("tick_ms", "retarget_ms", "physics_ms", "overhead_ms",
+                                                "frame_age_ms") for q in (50, 99)}

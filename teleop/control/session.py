@@ -1,0 +1,229 @@
+"""The control loop: device -> engage -> retarget -> sim -> scorer (-> take) -> publish, at 25 Hz.
+
+:meth:`Session.tick` is one control tick and never blocks: the device hands over its latest frame
+(a lock-protected slot), publishers take values into their own latest-value slots or queues, the
+take journal appends in memory and fsyncs at most twice a second. ``run_fast`` steps as fast
+as possible; the app and paced episodes call ``tick`` from a :class:`teleop.control.loop.RealtimeLoop`.
+
+The session owns the tick's state: it alone steps the simulation (a recorder only captures before
+the step and appends after it), and :meth:`Session.reset` is the one way an episode starts — the
+task's reset, the retargeter's solvers, filters and clock, the engage gate and the action.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from devices.base import Device, Reading
+from devices.codec import FRAME_COLUMNS, frame_to_vector
+from devices.engage import EngageConfig, EngageGate, EngageState
+from recordings.takefile import age_to_ms
+from teleop.control.operator_map import operator_input, operator_wrists
+from teleop.control.publish import DevicePublisher
+from teleop.core.errors import TeleopError
+from teleop.robot import SIDES
+
+
+@dataclass(frozen=True)
+class TickReport:
+    tick: int
+    frame_age_ms: float          # age of the device frame used (inf: none)
+    retarget_ms: float
+    physics_ms: float
+    score_ms: float
+    tick_ms: float               # the whole tick
+    overhead_ms: float           # everything except physics and retargeting
+    engage_state: str
+    marked: bool                 # a dropout tick: the robot held its pose
+    reason: str                  # why the robot did not follow ("" when it did)
+    retarget_status: str
+    score: object                # the task runtime's TickScore for this tick
+    instruction: str
+    residual_mm: float           # median hand keypoint residual over tracked hands (NaN: none)
+
+    # The score's figures, read through (the UI and reports use them by these names).
+    progress = property(lambda self: self.score.progress)
+    strict_success = property(lambda self: self.score.strict_success)
+    latched = property(lambda self: self.score.latched)
+    holds = property(lambda self: self.score.holds)
+    violated = property(lambda self: self.score.violated)
+    done = property(lambda self: self.score.done)
+
+
+Publisher = Callable[["Session", TickReport], None]
+
+
+class SessionError(TeleopError):
+    """A session was asked for something its state does not allow."""
+
+# Easing ends once the robot is within 0.05 rad of a (possibly moving) target: a person's hand
+# moves ~0.02 rad per tick, so a tighter tolerance would keep the robot easing behind them.
+SESSION_ENGAGE = EngageConfig(ease_velocity=1.0, ease_tolerance=0.05)
+
+
+NO_READING = Reading(None, float("inf"), True, 0)     # what a session without a device reads
+
+
+class Session:
+    """One task runtime, one retargeter and (optionally) one device, ticked at the control rate."""
+
+    def __init__(self, runtime, retargeter, device: Device | None = None, engage: EngageConfig = SESSION_ENGAGE):
+        self.rt, self.retargeter = runtime, retargeter
+        self.engage = engage
+        self.gate = EngageGate(engage)
+        self.device: Device | None = None
+        self.publishers: list[Publisher] = []
+        self.recorder = None
+        self.dt = runtime.sim.scene.control_dt
+        self.action = runtime.sim.joint_positions
+        self.last_report: TickReport | None = None
+        self.frames_received = 0          # the device's frame counter at the last tick (Reading.index)
+        self.last_frame = None            # the device frame the last tick read
+        self.attach(device)
+
+    # -- episode control -------------------------------------------------------------------------
+    def reset(self, seed_index: int = 0, episode_index: int = 0, initial_state=None) -> None:
+        """Start an episode: the task's deterministic reset (or ``initial_state``, a serialised
+        state of this model), and every piece of tick state back to its start."""
+        if self.recorder is not None:
+            raise SessionError("reset while recording: stop the take first")
+        self.rt.reset(seed_index, episode_index)
+        if initial_state is not None:
+            self.rt.restore(initial_state)
+        self.action = self.rt.sim.joint_positions
+        self.retargeter.reset(self.action)
+        self.gate = EngageGate(self.engage)
+        self.last_report, self.last_frame = None, None
+
+    def attach(self, device: Device | None, publishers: tuple[Publisher, ...] | None = None) -> None:
+        """Drive the robot with ``device`` (None: none) from the next tick; by default it gets the
+        standard publisher (poses, haptics, HUD). The caller connects and closes devices."""
+        self.device = device
+        if publishers is None:
+            sim = self.rt.sim
+            publishers = () if device is None else (DevicePublisher(device, sim.model, sim.scene.layout, self.rt.spec),)
+        self.publishers = list(publishers)
+
+    def set_retargeter(self, retargeter) -> None:
+        """Retarget with ``retargeter`` from now on (a new operator profile), started at the current pose."""
+        retargeter.reset(self.action)
+        self.retargeter = retargeter
+
+    def set_target(self, index: int, value: float) -> None:
+        """A joint-panel target: held while no device drives the robot."""
+        self.action = self.action.copy()
+        self.action[index] = value
+
+    def hold(self, action) -> None:
+        """Joint targets (58,) held from the next tick while no device drives the robot (a joint
+        panel, a scripted motion): ``hold(q); tick()`` steps, scores and records like any tick."""
+        action = np.asarray(action, np.float64)
+        if action.shape != self.action.shape:
+            raise SessionError(f"hold: targets must have shape {self.action.shape}, got {action.shape}")
+        self.action = action.copy()
+
+    def start_recording(self, store, operator: str, seed_index: int = 0, episode_index: int = 0, **meta):
+        from recordings.recorder import EpisodeRecorder   # recording is optional for a session
+
+        if self.recorder is not None:
+            raise SessionError("already recording")
+        self.recorder = EpisodeRecorder(store, self.rt, operator, device=meta.pop("device", ""),
+                                        frame_columns=FRAME_COLUMNS, seed_index=seed_index,
+                                        episode_index=episode_index, **meta).start()
+        return self.recorder
+
+    def stop_recording(self, keep: bool = True, on_done: Callable | None = None):
+        """Finish the take (``keep``) or keep it as interrupted.
+
+        Without ``on_done`` the file is written now and the indexed Take returned. With it, the
+        recorder is detached now and the file is written on a worker thread (the control loop never
+        waits on disk); ``on_done(path_or_exception)`` is called from that thread.
+        """
+        rec, self.recorder = self.recorder, None
+        if rec is None:
+            return None
+        if on_done is None:
+            return rec.finish() if keep else rec.abort()
+
+        def finish():
+            try:
+                on_done(rec.writer.finish() if keep else rec.writer.abort())
+            except Exception as exc:  # noqa: BLE001 - the journal stays on disk: recovered at next start
+                on_done(exc)
+        threading.Thread(target=finish, name="take-finisher", daemon=True).start()
+        return None
+
+    # -- the tick --------------------------------------------------------------------------------
+    def _robot_wrists(self) -> dict:
+        data, layout = self.rt.sim.data, self.rt.sim.scene.layout
+        return {side: data.site(layout.ee_sites[side]).xpos.copy() for side in SIDES}
+
+    def _retarget(self, decision):
+        if not decision.follow:
+            return None, 0.0
+        t0 = time.perf_counter()
+        result = self.retargeter.step(operator_input(decision.frame))
+        return result, (time.perf_counter() - t0) * 1e3
+
+    def tick(self) -> TickReport:
+        t0 = time.perf_counter()
+        reading = self.device.read() if self.device is not None else NO_READING
+        self.frames_received, self.last_frame = reading.index, reading.frame
+        anchor = None
+        if self.gate.state in (EngageState.DISENGAGED, EngageState.ARMING, EngageState.HOLD):
+            anchor = operator_wrists(self.retargeter, self._robot_wrists(), reading.frame)
+        # The gate's clock is control time, not the wall: a replay then makes the same decisions.
+        decision = self.gate.observe(reading, self.rt.sim.tick * self.dt, robot_wrists=anchor)
+        result, retarget_ms = self._retarget(decision)
+        target = None if result is None else result.targets
+        # Rounded to float32 once, here: the take stores float32 actions and replay applies them.
+        applied = self.gate.command(target, self.action, self.dt).astype(np.float32)
+        self.action = applied.astype(np.float64)
+        score, physics_ms, score_ms = self._advance()
+        tick_ms = (time.perf_counter() - t0) * 1e3
+        if self.recorder is not None:
+            timing = {"wall_time": time.time(), "frame_age_ms": age_to_ms(reading.age), "retarget_ms": retarget_ms,
+                      "physics_ms": physics_ms, "score_ms": score_ms, "tick_ms": tick_ms}
+            flags = {"engaged": decision.follow, "held": not decision.follow, "stale": reading.stale}
+            self.recorder.append(applied, score, timing, frame_to_vector(reading.frame), flags)
+        report = self._report(reading, decision, result, retarget_ms, physics_ms, score_ms, tick_ms, score)
+        for publish in self.publishers:
+            publish(self, report)
+        self.last_report = report
+        return report
+
+    def _advance(self):
+        """Physics, scene events and scoring for the current action: (TickScore, physics ms, score ms)."""
+        if self.recorder is not None:
+            self.recorder.capture()
+        t0 = time.perf_counter()
+        self.rt.sim.step(self.action)
+        t1 = time.perf_counter()
+        score = self.rt.after_step()
+        return score, (t1 - t0) * 1e3, (time.perf_counter() - t1) * 1e3
+
+    def _report(self, reading, decision, result, retarget_ms, physics_ms, score_ms, tick_ms, score):
+        residuals = [] if result is None else [h.residual_mm for h in result.sides.values()]
+        finite = np.concatenate(residuals) if residuals else np.array([])
+        finite = finite[np.isfinite(finite)]
+        return TickReport(
+            tick=self.rt.sim.tick, frame_age_ms=reading.age * 1e3, retarget_ms=retarget_ms, physics_ms=physics_ms,
+            score_ms=score_ms, tick_ms=tick_ms, overhead_ms=tick_ms - physics_ms - retarget_ms,
+            engage_state=self.gate.state.value, marked=decision.marked, reason=decision.reason,
+            retarget_status=result.status if result is not None else "idle", score=score,
+            instruction=self.rt.instruction,
+            residual_mm=float(np.median(finite)) if finite.size else float("nan"))
+
+    # -- running ---------------------------------------------------------------------------------
+    def run_fast(self, max_ticks: int, until_done: bool = True) -> list[TickReport]:
+        """Tick as fast as possible (for tests and offline runs with lock-step devices)."""
+        reports = []
+        for _ in range(max_ticks):
+            reports.append(self.tick())
+            if until_done and reports[-1].done:
+                break
+        return reports

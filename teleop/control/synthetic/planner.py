@@ -1,0 +1,249 @@
+"""Script steps -> per-hand keyframe timelines in robot space (palm pose, grip, grasp shape)."""
+from __future__ import annotations
+
+import numpy as np
+
+from teleop.core.errors import ConfigError
+from teleop.robot import SIDES
+from teleop.control.synthetic.motion import Key, Timeline
+from teleop.control.synthetic.scene_query import SceneQuery
+from teleop.control.synthetic.script import Script, Step
+
+SPEED = 0.35            # m/s: an unhurried reach
+MIN_MOVE_S = 0.4
+SETTLE_S = 1.0          # still hands at the start, like an operator who has just engaged
+
+
+def palm_rotation(pitch: float, yaw: float = 0.0) -> np.ndarray:
+    """Palm toward the table, fingers forward (+x) turned by ``yaw`` and tipped down by ``pitch``."""
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    z = np.array([np.cos(pitch) * cy, np.cos(pitch) * sy, -np.sin(pitch)])
+    x = np.array([-np.sin(pitch) * cy, -np.sin(pitch) * sy, -np.cos(pitch)])
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+class SidePlan:
+    """One hand's keyframes, appended step by step."""
+
+    def __init__(self, start: Key):
+        self.keys = [start]
+
+    @property
+    def last(self) -> Key:
+        return self.keys[-1]
+
+    @property
+    def t(self) -> float:
+        return self.last.t
+
+    def go(self, pos=None, rot=None, grip=None, grasp=None, duration=None) -> None:
+        last = self.last
+        pos = last.pos if pos is None else np.asarray(pos, float)
+        if duration is None:
+            duration = max(MIN_MOVE_S, float(np.linalg.norm(pos - last.pos)) / SPEED)
+        self.keys.append(Key(last.t + duration, pos, last.rot if rot is None else rot,
+                             last.grip if grip is None else grip, last.grasp if grasp is None else grasp))
+
+    def wait(self, seconds: float) -> None:
+        self.go(duration=seconds)
+
+
+class Planner:
+    def __init__(self, query: SceneQuery, start: dict[str, Key], tip_offset, segment_starts=(0.0,)):
+        self.q = query
+        self.sides = {s: SidePlan(start[s]) for s in SIDES}
+        self.home = dict(start)
+        self._tip_offset = tip_offset          # (side, grasp, finger[, node, grip]) -> (3,) palm frame
+        self._auto = "right"
+        self.segment_starts = tuple(segment_starts)   # seconds at which each instruction segment begins
+        # side -> (object, object centre - palm offset, object centre - object bottom)
+        self._held: dict[str, tuple[str, np.ndarray, float]] = {}
+        # Objects the plan has already moved: where they will be, as a shift from the reset pose.
+        self._moved: dict[str, np.ndarray] = {}
+
+    def plan(self, script: Script) -> dict[str, Timeline]:
+        for plan in self.sides.values():
+            plan.wait(SETTLE_S)          # engage, let the robot ease in, then move
+        for i, step in enumerate(script.steps):
+            side = self._side(step)
+            if step.sync:
+                t = max(p.t for p in self.sides.values())
+                for plan in self.sides.values():
+                    if t > plan.t:
+                        plan.wait(t - plan.t)
+            handler = getattr(self, f"_{step.do}")
+            try:
+                handler(self.sides[side], side, step.args)
+            except KeyError as exc:
+                raise ConfigError(f"{script.path}: steps[{i}] ({step.do}) needs argument {exc}") from None
+        end = max(p.t for p in self.sides.values()) + 1.0
+        for plan in self.sides.values():
+            plan.wait(end - plan.t)
+        return {s: Timeline(p.keys) for s, p in self.sides.items()}
+
+    # -- where things are (at the reset, or where an earlier step of the plan put them) ---------
+    def _position(self, name: str) -> np.ndarray:
+        return self.q.position(name) + self._moved.get(name, 0.0)
+
+    def _extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.q.extent(name)
+        shift = self._moved.get(name, np.zeros(3))
+        return lo + shift, hi + shift
+
+    def _side(self, step: Step) -> str:
+        if step.side != "auto":
+            self._auto = step.side
+            return step.side
+        name = step.args.get("object")
+        if name is not None and name not in {held[0] for held in self._held.values()}:
+            self._auto = "left" if self._position(name)[1] >= 0 else "right"
+        elif "handle" in step.args:
+            self._auto = "left" if self.q.geom(step.args["handle"])[1] >= 0 else "right"
+        return self._auto
+
+    # -- steps ---------------------------------------------------------------------------------
+    def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        if a.get("style", "top") == "side":
+            return self._side_grasp(plan, side, a)
+        name = a["object"]
+        # Defaults found by sweeping scripted grasps over spheres and ellipsoids (tests/grasping.py).
+        rot = palm_rotation(a.get("pitch", 0.6), a.get("yaw", 0.0))
+        centre = self._position(name)
+        top = self._extent(name)[1][2]
+        grip_at = np.array([centre[0] - a.get("reach", 0.07), centre[1], top + a.get("height", 0.12) - 0.05])
+        grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
+        # Pre-shape the hand on the way down, as people do: fingers half curled clear the table.
+        preshape = a.get("preshape", 0.0)
+        plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=preshape, grasp=a.get("grasp", "power"))
+        plan.go(grip_at, duration=a.get("descend_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
+        plan.go(grip=1.0, duration=a.get("close_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 1.0))
+        # Closing fingers draw a round object back toward the palm (``draw`` metres along the
+        # fingers' heading): where it sits in the hand decides where a later place puts it.
+        yaw = a.get("yaw", 0.0)
+        drawn = a.get("draw", 0.0) * np.array([np.cos(yaw), np.sin(yaw), 0.0])
+        self._held[side] = (name, centre - drawn - grip_at, float(centre[2] - self._extent(name)[0][2]))
+
+    def _side_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        """Tall things (cans, bottles, jars): the hand level in front of the object, palm toward it
+        (+x), fingers across it toward the other hand, wrapping around; then lift."""
+        name = a["object"]
+        across = 1.0 if side == "right" else -1.0
+        x_p, z_p = np.array([1.0, 0.0, 0.0]), np.array([0.0, across, 0.0])
+        rot = np.column_stack([x_p, np.cross(z_p, x_p), z_p])
+        centre = self._position(name)
+        lo, hi = self._extent(name)
+        radius = (hi[0] - lo[0]) / 2
+        grip_at = np.array([centre[0] - radius - a.get("standoff", 0.025),
+                            centre[1] - across * a.get("along", 0.085), lo[2] + a.get("height", 0.6) * (hi[2] - lo[2])])
+        # Turn the hand while high and clear, come down beside the object, then slide in with the
+        # thumb swung out of the palm, so nothing sweeps the object over.
+        pre = grip_at + [-0.10, 0, 0.04]
+        plan.go(pre + [0, 0, a.get("clearance", 0.15)], rot, grip=1.0, grasp="release")
+        plan.go(pre, duration=0.8)
+        plan.go(grip_at, duration=a.get("approach_s", 1.0))
+        plan.go(grip=0.0, duration=0.3)
+        plan.go(grip=1.0, grasp=a.get("grasp", "power"), duration=a.get("close_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(grip_at + [0, 0, a.get("lift", 0.08)], duration=a.get("lift_s", 1.0))
+        self._held[side] = (name, centre - grip_at, float(centre[2] - lo[2]))
+
+    def _place(self, plan: SidePlan, side: str, a: dict) -> None:
+        target = a["target"]
+        lo, hi = self._extent(target)
+        centre = (lo + hi) / 2 + np.r_[np.asarray(a.get("offset", (0.0, 0.0)), float), 0.0]
+        # The held object keeps its offset from the palm: bring the OBJECT'S BOTTOM ``above`` the
+        # target's top, over its centre, then lower it by ``lower`` and let go.
+        held, grip_offset, half_height = self._held.get(side, (None, np.zeros(3), 0.0))
+        above = np.r_[centre[:2], hi[2] + half_height + a.get("above", 0.12)] - grip_offset
+        transit = max(plan.last.pos[2], above[2]) + a.get("transit", 0.04)   # over, never through
+        plan.go(np.r_[plan.last.pos[:2], transit], grip=1.0)
+        plan.go(np.r_[above[:2], transit])
+        plan.go(above)
+        plan.go(above - [0, 0, a.get("lower", 0.08)], duration=a.get("lower_s", 0.8))
+        if held is not None:       # it comes to rest on the target (``rest: bottom``: inside it)
+            floor = lo[2] + 0.01 if a.get("rest", "top") == "bottom" else hi[2]
+            self._moved[held] = np.r_[centre[:2], floor + half_height] - self.q.position(held)
+        self._let_go(plan, a)
+        plan.go(plan.last.pos + [0, 0, a.get("retreat", 0.10)], duration=0.6)
+        self._held.pop(side, None)
+
+    def _press(self, plan: SidePlan, side: str, a: dict) -> None:
+        name = a["object"]
+        rot = palm_rotation(a.get("pitch", 1.25), a.get("yaw", 0.0))
+        tip = rot @ self._tip_offset(side, "point", "index")
+        top = np.r_[self._position(name)[:2], self._extent(name)[1][2]]
+        hover = top + [0, 0, a.get("hover", 0.04)] - tip
+        plan.go(hover + [0, 0, 0.06], rot, grip=1.0, grasp="point")
+        plan.go(hover, duration=0.5)
+        for _ in range(int(a.get("times", 1))):
+            plan.go(top - [0, 0, a.get("depth", 0.012)] - tip, duration=a.get("down_s", 0.35))
+            plan.go(hover, duration=a.get("up_s", 0.35))
+        plan.go(hover + [0, 0, 0.08], duration=0.5)
+
+    def _pull(self, plan: SidePlan, side: str, a: dict) -> None:
+        self._grasp(plan, side, {**a, "lift": 0.0})
+        direction = np.asarray(a.get("direction", (-1.0, 0.0, 0.0)), float)
+        plan.go(plan.last.pos + direction / np.linalg.norm(direction) * a.get("distance", 0.15),
+                duration=a.get("pull_s", 1.5))
+        self._let_go(plan, a)
+        plan.go(plan.last.pos + [0, 0, 0.1], duration=0.6)
+        self._held.pop(side, None)
+
+    def _hook(self, plan: SidePlan, side: str, a: dict) -> None:
+        """Fingers down behind a bar handle (palm toward the robot), curl them round it, pull along
+        ``direction`` by ``distance``, let go. For drawers, doors and lids with bar handles."""
+        rot = palm_rotation(a.get("pitch", np.pi / 2), a.get("yaw", 0.0))
+        bar = self.q.geom(a["handle"])
+        # The middle-finger knuckle goes just above the bar, in the gap behind it.
+        knuckle = bar + np.asarray(a.get("knuckle_offset", (0.03, 0.0, 0.025)), float)
+        at = knuckle - rot @ self._tip_offset(side, "hook", "middle", "mcp", 0.0)
+        plan.go(at + [0, 0, a.get("clearance", 0.20)], rot, grip=0.0, grasp="hook")   # fingertips clear the top
+        plan.go(at, duration=a.get("descend_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(grip=1.0, duration=a.get("close_s", 0.8))
+        direction = np.asarray(a.get("direction", (-1.0, 0.0, 0.0)), float)
+        plan.go(at + direction / np.linalg.norm(direction) * a["distance"], duration=a.get("pull_s", 1.5))
+        plan.go(grip=0.0, duration=0.5)
+        plan.go(plan.last.pos + np.asarray(a.get("retreat", (-0.03, 0.0, 0.08))), duration=0.6)
+
+    def _move(self, plan: SidePlan, side: str, a: dict) -> None:
+        base = self._position(a["object"]) if "object" in a else plan.last.pos
+        pos = base + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
+        rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
+        plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
+
+    def _expect(self, plan: SidePlan, side: str, a: dict) -> None:
+        """The scene will put ``object`` over ``over`` (e.g. a cover revealed by an event): plan the
+        steps that follow with it there, centred on ``over`` and standing on ``over``'s bottom."""
+        name, over = a["object"], a["over"]
+        lo, hi = self.q.extent(name)
+        o_lo, _ = self._extent(over)
+        target = self._position(over)
+        self._moved[name] = np.r_[target[:2] - (lo[:2] + hi[:2]) / 2, o_lo[2] - lo[2]]
+
+    def _release(self, plan: SidePlan, side: str, a: dict) -> None:
+        self._let_go(plan, a)
+        self._held.pop(side, None)
+
+    @staticmethod
+    def _let_go(plan: SidePlan, a: dict) -> None:
+        """Open the hand, then swing the thumb out of the palm so nothing stays wedged in it."""
+        plan.go(grip=0.0, duration=a.get("open_s", 0.5))
+        plan.go(grip=1.0, grasp="release", duration=a.get("spread_s", 0.4))
+
+    def _wait(self, plan: SidePlan, side: str, a: dict) -> None:
+        """``seconds: s``, or ``until_segment: k``: until instruction segment k shows (+ ``react``)."""
+        if "until_segment" in a:
+            k = int(a["until_segment"])
+            if not 0 <= k < len(self.segment_starts):
+                raise ConfigError(f"until_segment {k}: the task has {len(self.segment_starts)} instruction segments")
+            plan.wait(max(0.0, self.segment_starts[k] + a.get("react", 0.8) - plan.t))
+        else:
+            plan.wait(float(a["seconds"]))
+
+    def _rest(self, plan: SidePlan, side: str, a: dict) -> None:
+        home = self.home[side]
+        plan.go(home.pos, home.rot, grip=0.0)

@@ -1,0 +1,62 @@
+"""What the planner needs to know about the scene after a reset: where things are and how big."""
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from teleop.core.errors import ConfigError, choices
+
+_CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+
+
+class SceneQuery:
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData):
+        self.model, self.data = model, data
+        self.bodies = {model.body(i).name: i for i in range(model.nbody)}
+
+    def body_id(self, name: str) -> int:
+        if name not in self.bodies:
+            objects = [n for n in self.bodies if not n.startswith(("left_", "right_", "world", "table"))]
+            raise ConfigError(f"no body {name!r} in the scene; objects are {choices(objects)}")
+        return self.bodies[name]
+
+    def position(self, name: str) -> np.ndarray:
+        return self.data.xpos[self.body_id(name)].copy()
+
+    def site(self, name: str) -> np.ndarray:
+        return self.data.site(name).xpos.copy()
+
+    def geom(self, name: str) -> np.ndarray:
+        """World position (3,) of a named geom (e.g. a handle)."""
+        try:
+            return self.data.geom(name).xpos.copy()
+        except KeyError:
+            raise ConfigError(f"no geom {name!r} in the scene") from None
+
+    def extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World axis-aligned bounds (lo (3,), hi (3,)) of every collision geom of ``name`` and its
+        child bodies."""
+        root = self.body_id(name)
+        m, d = self.model, self.data
+        pts = []
+        for g in range(m.ngeom):
+            b = m.geom_bodyid[g]
+            while b != 0 and b != root:
+                b = m.body_parentid[b]
+            if b != root or (m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0):
+                continue
+            centre, half = m.geom_aabb[g, :3], m.geom_aabb[g, 3:]
+            local = centre + _CORNERS * half
+            pts.append(d.geom_xpos[g] + local @ d.geom_xmat[g].reshape(3, 3).T)
+        if not pts:
+            p = self.position(name)
+            return p, p
+        pts = np.concatenate(pts)
+        return pts.min(axis=0), pts.max(axis=0)
+
+    def top(self, name: str) -> float:
+        return float(self.extent(name)[1][2])
+
+    def centre(self, name: str) -> np.ndarray:
+        lo, hi = self.extent(name)
+        return (lo + hi) / 2

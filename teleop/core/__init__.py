@@ -1,0 +1,4 @@
+"""The foundation's foundation: errors, geometry, seeding, paths and the project's conventions.
+
+Nothing here imports anything else of the project.
+"""

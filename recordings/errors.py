@@ -2,6 +2,10 @@
 from teleop.core.errors import TeleopError
 
 
+class RecordingsError(TeleopError):
+    """A request to the recordings library that cannot be met (an unknown choice, an empty group)."""
+
+
 class TakeError(TeleopError):
     """A take file or journal is missing, truncated, corrupted or inconsistent."""
 

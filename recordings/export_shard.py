@@ -19,6 +19,7 @@ from recordings.errors import TakeError
 from recordings.render import DEPTH_MAX_M, HEIGHT, WIDTH, render_states
 from recordings.replay import scene_from_take
 from recordings.takefile import Take, read_take
+from teleop.core.errors import TeleopError
 from teleop.sim import Sim
 
 SHARD_INFO = "bidex_shard.json"
@@ -135,18 +136,33 @@ def _encode(take: Take, root: Path, job: ShardJob) -> None:
         ds.finalize()
 
 
-def _encoder(ds):
-    return getattr(getattr(ds, "writer", None), "_streaming_encoder", None)
+# lerobot 0.6 has no public API for its streaming encoder's queues and drop counters; these are
+# the private names export relies on. ``streaming_encoder_internals`` checks them and fails loudly
+# (tests pin them), so a lerobot upgrade that renames one can never silently switch off
+# back-pressure or dropped-frame detection.
+ENCODER_ATTRS = ("writer", "_streaming_encoder", "_frame_queues", "_dropped_frames")
+
+
+def streaming_encoder_internals(ds) -> tuple[dict, dict]:
+    """(frame queues, dropped-frame counts) of a dataset's streaming encoder, by camera key."""
+    writer = getattr(ds, ENCODER_ATTRS[0], None)
+    encoder = getattr(writer, ENCODER_ATTRS[1], None)
+    queues, dropped = getattr(encoder, ENCODER_ATTRS[2], None), getattr(encoder, ENCODER_ATTRS[3], None)
+    if not isinstance(queues, dict) or not isinstance(dropped, dict):
+        import lerobot
+        raise TeleopError(f"lerobot {getattr(lerobot, '__version__', '?')}: the streaming encoder no longer has "
+                          f"{'.'.join(ENCODER_ATTRS)}; export needs them for back-pressure and dropped-frame checks")
+    return queues, dropped
 
 
 def _wait_for_encoders(ds) -> None:
     """Back-pressure: lerobot's streaming encoder DROPS a frame whose queue stays full for 0.1 s
     (right for live cameras, wrong for an offline export), so wait until every queue has room."""
-    queues = getattr(_encoder(ds), "_frame_queues", {})
+    queues, _ = streaming_encoder_internals(ds)
     while any(q.full() for q in queues.values()):
         time.sleep(0.005)
 
 
 def _dropped_frames(ds) -> dict[str, int]:
-    counts = getattr(_encoder(ds), "_dropped_frames", {}) or {}
+    _, counts = streaming_encoder_internals(ds)
     return {k: v for k, v in counts.items() if v}

@@ -6,7 +6,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from recordings.errors import RecordingsError
 from recordings.takefile import Take
+from teleop.core.errors import choices
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS takes (
@@ -80,7 +82,7 @@ class TakeIndex:
     def query(self, task_id: str | None = None, status: str | None = None, operator: str | None = None,
               order_by: str = "created", descending: bool = False) -> list[TakeRow]:
         if order_by not in ORDER_COLUMNS:
-            raise ValueError(f"order_by {order_by!r} is not one of {', '.join(ORDER_COLUMNS)}")
+            raise RecordingsError(f"order_by {order_by!r} is not one of {choices(ORDER_COLUMNS)}")
         clauses, args = [], []
         for column, value in (("task_id", task_id), ("status", status), ("operator", operator)):
             if value is not None:

@@ -76,7 +76,7 @@ class JournalWriter:
         for col in self.columns:
             arr = np.asarray(values[col.name], dtype=col.dtype)
             if arr.shape != col.shape:
-                raise ValueError(f"column {col.name!r}: shape {arr.shape}, expected {col.shape}")
+                raise TakeError(self.folder, f"column {col.name!r}: shape {arr.shape}, expected {col.shape}")
             parts.append(arr.tobytes())
         payload = b"".join(parts)
         self._fh.write(RECORD_HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload)

@@ -12,6 +12,9 @@ from typing import Iterator
 import mujoco
 import numpy as np
 
+from recordings.errors import RecordingsError
+from teleop.core.errors import choices
+
 WIDTH, HEIGHT = 480, 360
 # Depth beyond this is clipped (metres): the table, both hands and the room all sit within 4 m of
 # every camera, and a bounded range keeps the 12-bit depth quantisation fine near the hands.
@@ -38,13 +41,17 @@ def stream_specs(cameras: tuple[str, ...], width: int = WIDTH, height: int = HEI
             for key, (cam, kind) in stream_keys(cameras).items()]
 
 
+def _cameras(model: mujoco.MjModel) -> list[str]:
+    return [model.camera(i).name for i in range(model.ncam)]
+
+
 class StateRenderer:
     """Renders every stream for one simulator state; one GL context, reused for a whole take."""
 
     def __init__(self, model: mujoco.MjModel, cameras: tuple[str, ...], width: int = WIDTH, height: int = HEIGHT):
         for cam in cameras:
             if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, cam) < 0:
-                raise ValueError(f"camera {cam!r} is not in the model")
+                raise RecordingsError(f"camera {cam!r} is not in the model; valid: {choices(_cameras(model))}")
         self.model, self.cameras = model, tuple(cameras)
         self.specs = stream_specs(self.cameras, width, height)
         self._renderer = mujoco.Renderer(model, height, width)

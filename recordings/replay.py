@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from recordings.errors import TakeError
+from recordings.errors import RecordingsError, TakeError
+from teleop.core.errors import choices
 from recordings.takefile import Take
 from teleop.robot import build_robot_spec, load_params
 from teleop.sim.scene import Scene, compile_xml, model_fingerprint
@@ -42,7 +43,7 @@ class Replayer:
 
     def __init__(self, take: Take, mode: str = "states", sim: Sim | None = None, checkpoint_every: int = 25):
         if mode not in MODES:
-            raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+            raise RecordingsError(f"replay mode {mode!r} is not one of {choices(MODES)}")
         self.take, self.mode = take, mode
         self.sim = sim or Sim(scene_from_take(take))
         self.checkpoint_every = checkpoint_every

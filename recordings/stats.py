@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from recordings.errors import RecordingsError
 from teleop.core.seeding import stable_rng
 
 RESERVOIR = 200_000     # frames; 2.2 h at 25 Hz, ~150 MB for 188 float32 channels at most
@@ -60,7 +61,7 @@ class ChannelStats:
     def result(self) -> dict[str, list[float] | int]:
         """JSON-ready ``{count, mean, std, p01, p99, min, max, exact_percentiles}``."""
         if self.count == 0:
-            raise ValueError(f"statistics group {self.name!r} received no frames")
+            raise RecordingsError(f"statistics group {self.name!r} received no frames")
         std = np.sqrt(self.m2 / self.count)
         p01, p99 = np.percentile(self._sample, [1.0, 99.0], axis=0)
         as_list = lambda a: [float(x) for x in a]  # noqa: E731

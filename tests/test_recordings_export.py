@@ -213,3 +213,27 @@ def test_cli_errors_exit_2_with_a_message(exported, store_root, capsys):
     assert "already exists" in capsys.readouterr().err
     assert main(["export", "--store", str(store_root), "--out", str(root) + "2", "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
+
+
+def test_lerobot_streaming_encoder_internals_export_relies_on_are_pinned(tmp_path):
+    """Export's back-pressure and dropped-frame checks read two private attributes of lerobot's
+    streaming encoder (no public API in 0.6): a lerobot that renames them fails here and in export,
+    loudly, instead of silently dropping frames."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from recordings.export_shard import ExportSettings, encoders, streaming_encoder_internals
+    rgb, depth = encoders(ExportSettings())
+    features = {"observation.images.cam": {"dtype": "video", "shape": (16, 16, 3),
+                                           "names": ["height", "width", "channels"]}}
+    ds = LeRobotDataset.create("test/pin", fps=25, features=features, root=tmp_path / "ds", use_videos=True,
+                               rgb_encoder=rgb, depth_encoder=depth, streaming_encoding=True)
+    try:
+        queues, dropped = streaming_encoder_internals(ds)
+        assert isinstance(queues, dict) and isinstance(dropped, dict)
+    finally:
+        ds.finalize()
+
+    class Renamed:
+        writer = None
+    with pytest.raises(TeleopError, match="no longer has writer._streaming_encoder._frame_queues"):
+        streaming_encoder_internals(Renamed())

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from recordings.batch import run_batch, summarize
+from recordings.errors import RecordingsError
 from recordings.stats import ChannelStats, GroupStats
 from teleop.core.errors import TeleopError
 
@@ -83,5 +84,5 @@ def test_group_stats_and_empty_group():
     g.update("t2", {"a": np.zeros((1, 2))})
     r = g.result()
     assert r["tasks"]["t1"]["a"]["mean"] == [1.0, 1.0] and r["mixture"]["a"]["mean"] == [0.75, 0.75]
-    with pytest.raises(ValueError, match="no frames"):
+    with pytest.raises(RecordingsError, match="no frames"):
         ChannelStats("empty", 3).result()

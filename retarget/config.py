@@ -44,6 +44,9 @@ class HandConfig:
     keypoint_weights: dict = field(default_factory=lambda: {"default": 1.0})
     pinch_weight: float = 10.0
     pinch_distance: float = 0.02                # m: pinch weight halves at this thumb-finger gap
+    bone_weight: float = 0.0                    # bone-direction terms (0: positions only, the old cost)
+    contact_distance: tuple = (0.01, 0.04)      # m: thumb-fingertip gap where positions fully / no longer
+                                                # take over from bone directions (robot scale)
     temporal_weight: float = 1e-5               # per rad^2, against 1 m^2 of weighted keypoint error
     rest_weight: float = 1e-7
     damping: float = 1e-7                       # Levenberg-Marquardt floor
@@ -63,6 +66,10 @@ class HandConfig:
         _positive(self, ("pinch_weight", "temporal_weight", "rest_weight", "damping", "tolerance"), w)
         if self.pinch_distance <= 0 or int(self.iterations) < 1:
             raise ConfigError(f"{w}: pinch_distance must be > 0 and iterations >= 1")
+        _positive(self, ("bone_weight",), w)
+        cd = self.contact_distance
+        if len(cd) != 2 or not (0 <= float(cd[0]) < float(cd[1])):
+            raise ConfigError(f"{w}.contact_distance: need [near, far] with 0 <= near < far, got {cd!r}")
         self.keypoint_weight_vector()
 
     def joint_names(self, side: str) -> tuple[str, ...]:

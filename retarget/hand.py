@@ -1,14 +1,27 @@
-"""Hand solver: fit the robot hand's keypoints to human keypoints by bounded, damped Gauss-Newton.
+"""Hand solver: fit the robot hand to a human hand by bounded Gauss-Newton with a line search.
 
-Cost over the free joint variables u (coupled joints follow q = C u + c0)::
+Cost over the free joint variables u (coupled joints follow q = C u + c0), p_k(q) the robot keypoints
+and t_k the human keypoints, both in the robot palm frame (human ones scaled by the hand scale)::
 
-    sum_k w_k |p_k(q) - t_k|^2 + sum_f w_f(t) |(p_th - p_f)(q) - (t_th - t_f)|^2
-        + lambda_t |u - u_prev|^2 + lambda_0 |u - u_rest|^2
+    sum_k w_k s_d(k) |p_k - t_k|^2                                   positions (contact regime)
+  + sum_b w_b (1 - s_d(b)) |(p_j - p_i) - L_b (t_j - t_i)/|t_j - t_i||^2   bones (proportion regime)
+  + sum_f w_f(t) |(p_th - p_f) - (t_th - t_f)|^2                      pinch vectors
+  + lambda_t |u - u_prev|^2 + lambda_0 |u - u_rest|^2
 
-with p_k the robot keypoints in the robot palm frame and t_k the human keypoints in the same frame
-(scaled by the profile's hand scale). The pinch terms (thumb tip to each fingertip) get a weight
-that grows as the human closes the pinch: w_f = pinch_weight / (1 + (d_f / pinch_distance)^2).
-Each iteration: one FK + analytic Jacobian, one small linear solve, projection onto the joint box.
+A bone term asks each robot bone (i -> j, robot length L_b) to point where the human's does, so a
+robot digit longer than the human's (thumb, little finger) keeps the human's shape instead of
+curling to shorten itself. ``s_d`` in [0, 1] per digit says how close that digit is to a contact
+with the thumb (1 when the human's thumb tip is within ``contact_distance[0]`` of the fingertip, 0
+beyond ``[1]``, smoothstep between): closing a pinch hands the digit from bone directions to
+positions, whose targets touch when the human's do. With ``bone_weight: 0`` the cost is positions
+(every s = 1) plus pinch vectors. The pinch weight grows as the human closes the pinch:
+w_f = pinch_weight / (1 + (d_f / pinch_distance)^2).
+
+Each iteration: one FK + analytic Jacobian, a Cholesky solve of the Gauss-Newton normal equations
+over the free variables (those at a bound whose gradient pushes outward are held: an active set),
+then a backtracking line search along the projection onto the joint box that accepts a point only
+if the cost decreases (Armijo); the cost therefore never increases. A solve that cannot descend
+from a point that is not stationary reports ``status = "no_descent"``.
 """
 from __future__ import annotations
 
@@ -28,13 +41,27 @@ from teleop.core.errors import ConfigError
 LIMIT_EPS = 1e-3           # rad: a joint this close to a bound counts as "at limit"
 
 
+DIGITS = ((1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11, 12), (13, 14, 15, 16), (17, 18, 19, 20))   # node chains
+BONES = tuple((c[i], c[i + 1], d) for d, c in enumerate(DIGITS) for i in range(3))       # (from, to, digit)
+ARMIJO = 1e-4              # sufficient-decrease constant of the line search
+LINE_SEARCH_STEPS = 6      # halvings before a solve reports that it cannot descend
+
+
 @dataclass(frozen=True)
 class HandSolution:
     q: np.ndarray                  # (n,) all hand joints, in config order
-    residual_mm: np.ndarray        # (21,) |robot keypoint - target| per node, robot scale
+    residual_mm: np.ndarray        # (21,) |robot keypoint - effective target| per node, robot scale
     at_limits: tuple[str, ...]     # joint names within LIMIT_EPS of a bound
     iterations: int
     solve_ms: float
+    cost: float = float("nan")     # objective at the answer (<= cost_start)
+    cost_start: float = float("nan")   # objective at the warm start
+    status: str = "converged"      # converged | iteration_cap | no_descent
+
+
+def smoothstep(x: np.ndarray) -> np.ndarray:
+    x = np.clip(x, 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
 
 
 def _coupling(model, cfg: HandConfig, side: str, where: str):
@@ -95,6 +122,7 @@ class HandSolver:
         self.identity_coupling = self.C.shape[0] == self.C.shape[1] and np.array_equal(self.C, np.eye(len(self.C)))
         self.lo, self.hi = _free_bounds(self.chain.lower, self.chain.upper, self.C, self.c0)
         self.weights = cfg.keypoint_weight_vector()
+        self._digit_of_node = np.array([-1] + [d for d, c in enumerate(DIGITS) for _ in c])
         self._tips = np.array(TIPS[1:])
         self._pinch_rows = np.zeros((len(self._tips), N_NODES))              # thumb tip - each fingertip
         self._pinch_rows[:, TIPS[0]] = 1.0
@@ -106,6 +134,15 @@ class HandSolver:
         self.neutral_frame = self._neutral_frame()
         zero = np.clip(np.zeros_like(self.u), self.lo, self.hi)
         self.hand_length = finger_length(self.keypoints(self.q_of(zero)))   # for the profile's hand scale
+        nk = self.neutral_keypoints
+        self._bone_i, self._bone_j = np.array([b[0] for b in BONES]), np.array([b[1] for b in BONES])
+        self._bone_digit = np.array([b[2] for b in BONES])
+        self.bone_lengths = np.linalg.norm(nk[self._bone_j] - nk[self._bone_i], axis=1)   # robot, (15,)
+        self._bone_rows = np.zeros((len(BONES), N_NODES))
+        self._bone_rows[np.arange(len(BONES)), self._bone_j] = 1.0
+        self._bone_rows[np.arange(len(BONES)), self._bone_i] = -1.0
+        self._bone_w = self.weights[self._bone_j]       # a bone weighs as its distal node
+        self._p = None                                   # keypoints (world) at the last FK of a solve
 
     # -- kinematics in the palm frame ------------------------------------------------------------
     def _root(self, body: str) -> None:
@@ -136,62 +173,133 @@ class HandSolver:
         _, rot = hand_frame(self.neutral_keypoints, self.cfg.chirality(self.side))
         return rot
 
-    # -- the solve -------------------------------------------------------------------------------
+    # -- the cost ---------------------------------------------------------------------------------
     def pinch_weights(self, target: np.ndarray) -> np.ndarray:
         d = np.linalg.norm(target[TIPS[0]] - target[list(TIPS[1:])], axis=1)
         return self.cfg.pinch_weight / (1.0 + (d / self.cfg.pinch_distance) ** 2)
 
-    def term_matrix(self, target: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-        """A (K + 4, K): rows = sqrt(w_k) e_k, then sqrt(w_f) (e_thumb_tip - e_tip_f).
+    def contact(self, target: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """(5,) per digit (thumb first): 1 when the human closes that digit onto the thumb, 0 when
+        it is clear of it; the thumb takes the largest of the fingers'. All 1 without bone terms."""
+        if self.cfg.bone_weight == 0:
+            return np.ones(len(DIGITS))
+        near, far = self.cfg.contact_distance
+        d = np.linalg.norm(target[TIPS[0]] - target[list(TIPS[1:])], axis=1)
+        s = smoothstep((far - d) / (far - near))
+        if mask is not None:
+            s = s * mask[TIPS[0]] * mask[self._tips]
+        return np.r_[s.max(), s]
 
-        The data cost is |A (p - t)|^2 (Frobenius) for points p, targets t (K, 3): every residual
-        term from one matrix product instead of stacking keypoint and pinch terms separately.
-        """
+    def terms(self, target: np.ndarray, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(A (R, K), B (R, 3)): the data cost is |A p - B|^2 (Frobenius) for keypoints p (K, 3) in
+        the palm frame. Rows: sqrt(w_k s_d) e_k (positions), sqrt(w_f) (e_thumb_tip - e_tip_f)
+        (pinch vectors), sqrt(w_b (1 - s_d)) (e_j - e_i) (bones, with B the robot-length bone
+        along the human's)."""
         w = self.weights if mask is None else self.weights * mask
+        s = self.contact(target, mask)
+        node_s = np.r_[1.0, s[self._digit_of_node[1:]]]
         pinch = self.pinch_weights(target)
         if mask is not None:
             pinch = pinch * mask[TIPS[0]] * mask[self._tips]
-        A = np.vstack([np.diag(np.sqrt(w)), self._pinch_rows * np.sqrt(pinch)[:, None]])
-        return A
+        pos = np.diag(np.sqrt(w * node_s))
+        rows = [pos, self._pinch_rows * np.sqrt(pinch)[:, None]]
+        B = [pos @ target, rows[1] @ target]
+        if self.cfg.bone_weight > 0:
+            bw = self.cfg.bone_weight * self._bone_w * (1.0 - s[self._bone_digit])
+            if mask is not None:
+                bw = bw * mask[self._bone_i] * mask[self._bone_j]
+            v = target[self._bone_j] - target[self._bone_i]
+            v = v / np.maximum(np.linalg.norm(v, axis=1), 1e-9)[:, None]
+            sw = np.sqrt(bw)[:, None]
+            rows.append(self._bone_rows * sw)
+            B.append(sw * self.bone_lengths[:, None] * v)
+        return np.vstack(rows), np.vstack(B)
 
+    def term_matrix(self, target: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """A of :meth:`terms`."""
+        return self.terms(target, mask)[0]
+
+    def world_terms(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """B of :meth:`terms` for keypoints in the world frame of the private ``MjData``: the palm
+        frame is a rigid motion of it, so |A p_world - B_world| = |A p_palm - B|."""
+        return B @ self.root_rot.T + A.sum(axis=1)[:, None] * self.root_pos
+
+    def objective(self, u: np.ndarray, target: np.ndarray, mask: np.ndarray | None = None,
+                  u_prev: np.ndarray | None = None) -> float:
+        """The full cost at u (m,) for a solve warm-started (temporal term) at ``u_prev``."""
+        A, B = self.terms(target, mask)
+        r = A @ self.keypoints(self.q_of(u)) - B
+        prior, reg = self._prior(self.u if u_prev is None else u_prev)
+        return float(np.sum(r * r) + reg * np.sum((u - prior) ** 2)) + self._prior_const(u_prev)
+
+    # -- the solve -------------------------------------------------------------------------------
     def solve(self, target: np.ndarray, mask: np.ndarray | None = None, iterations: int | None = None) -> HandSolution:
         """Fit to ``target`` (21, 3) in the palm frame (robot scale); ``mask`` (21,) 0 for missing nodes.
 
         Works in the world frame of the private ``MjData`` (the palm frame is a fixed rigid motion of
-        it), so each iteration is one ``mj_kinematics``, the sparse hinge Jacobian, one (K+4, K)
-        product and a Cholesky solve of the (m, m) normal equations.
+        it), so each iteration is one ``mj_kinematics``, the sparse hinge Jacobian, one (R, K)
+        product and a Cholesky solve of the normal equations over the free variables.
         """
         t0 = time.perf_counter()
         cfg = self.cfg
-        A = self.term_matrix(target, mask)
-        At = A @ (self.root_pos + target @ self.root_rot.T)                 # (K + 4, 3) world-frame terms
+        A, B = self.terms(target, mask)
+        Bw = self.world_terms(A, B)
         u_prev, u = self.u.copy(), self.u.copy()
         prior, reg = self._prior(u_prev)
-        diag = np.full(u.size, reg + cfg.damping)
-        it = 0
+        diag = reg + cfg.damping
+        r = self.residual(u, A, Bw)
+        f = r @ r + reg * np.sum((u - prior) ** 2)
+        f_start, status, it = f, "iteration_cap", 0
         for it in range(1, (iterations or cfg.iterations) + 1):
-            r, Jr = self.linearise(u, A, At)
-            g = Jr.T @ r + reg * (u - prior)
+            Jr = self.residual_jacobian(A)
+            g = Jr.T @ r + reg * (u - prior)                   # half the gradient
+            free = ~(((u <= self.lo) & (g > 0)) | ((u >= self.hi) & (g < 0)))
             H = Jr.T @ Jr
             H.flat[::u.size + 1] += diag
-            step = _spd_solve(H, g)
-            u_new = np.minimum(np.maximum(u - step, self.lo), self.hi)
-            done = np.max(np.abs(u_new - u)) < cfg.tolerance
-            u = u_new
-            if done:
+            d = np.zeros(u.size)
+            d[free] = -(_spd_solve(H[np.ix_(free, free)], g[free]) if not free.all() else _spd_solve(H, g))
+            if np.max(np.abs(d)) < cfg.tolerance:
+                status = "converged"
                 break
-        return self._finish(u, target, it, t0)
+            alpha, accepted = 1.0, False
+            for _ in range(LINE_SEARCH_STEPS):
+                u_new = np.minimum(np.maximum(u + alpha * d, self.lo), self.hi)
+                r_new = self.residual(u_new, A, Bw)
+                f_new = r_new @ r_new + reg * np.sum((u_new - prior) ** 2)
+                if f_new <= f + 2.0 * ARMIJO * min(0.0, g @ (u_new - u)):
+                    accepted = True
+                    break
+                alpha *= 0.5
+            if not accepted:
+                self.residual(u, A, Bw)                         # FK back at the answer
+                status = "converged" if np.linalg.norm(g[free]) < 1e-9 else "no_descent"
+                break
+            step = np.max(np.abs(u_new - u))
+            u, r, f = u_new, r_new, f_new
+            if step < cfg.tolerance:
+                status = "converged"
+                break
+        c0 = self._prior_const(u_prev)
+        return self._finish(u, target, mask, it, t0, f + c0, f_start + c0, status)
+
+    def residual(self, u: np.ndarray, A: np.ndarray, Bw: np.ndarray) -> np.ndarray:
+        """Data residuals (3R,) = vec(A p(u) - Bw) in the world frame; leaves the FK at u."""
+        self._p = self.chain.fk(self.q_of(u))
+        return (A @ self._p - Bw).reshape(-1)
+
+    def residual_jacobian(self, A: np.ndarray) -> np.ndarray:
+        """d residual / du (3R, m) at the configuration of the last :meth:`residual`."""
+        J = self.chain.jacobian(self._p).reshape(self._p.shape[0], -1)          # (K, 3 n)
+        Jr = (A @ J).reshape(A.shape[0] * 3, -1)
+        return Jr if self.identity_coupling else Jr @ self.C
 
     def linearise(self, u: np.ndarray, A: np.ndarray, At: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Data residuals r (3(K+4),) = vec(A p(u) - At) and dr/du (3(K+4), m), world frame.
+        """Data residuals r (3R,) = vec(A p(u) - At) and dr/du (3R, m), world frame.
 
-        ``At`` (K + 4, 3) is A times the targets in the world frame of the private ``MjData``.
+        ``At`` (R, 3) is :meth:`world_terms` of the cost's B.
         """
-        p = self.chain.fk(self.q_of(u))
-        J = self.chain.jacobian(p).reshape(p.shape[0], -1)                  # (K, 3 n)
-        r = (A @ p - At).reshape(-1)
-        Jr = (A @ J).reshape(r.size, -1)
-        return r, (Jr if self.identity_coupling else Jr @ self.C)
+        r = self.residual(u, A, At)
+        return r, self.residual_jacobian(A)
 
     def _prior(self, u_prev: np.ndarray) -> tuple[np.ndarray, float]:
         """(point the regularisers pull toward (m,), their total weight): temporal + rest in one term."""
@@ -199,13 +307,40 @@ class HandSolver:
         reg = cfg.temporal_weight + cfg.rest_weight
         return (cfg.temporal_weight * u_prev + cfg.rest_weight * self.u_rest) / max(reg, 1e-300), reg
 
-    def _finish(self, u, target, it, t0) -> HandSolution:
+    def _prior_const(self, u_prev) -> float:
+        """The constant that makes temporal + rest as one pull toward ``prior`` equal their sum."""
+        cfg = self.cfg
+        u_prev = self.u if u_prev is None else u_prev
+        reg = cfg.temporal_weight + cfg.rest_weight
+        if reg <= 0:
+            return 0.0
+        return float(cfg.temporal_weight * cfg.rest_weight / reg * np.sum((u_prev - self.u_rest) ** 2))
+
+    def effective_targets(self, target: np.ndarray, q: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """(21, 3) the positions the cost asks for at joints q: each digit's robot-length bones laid
+        along the human's from the robot's own digit base, blended with ``target`` by contact."""
+        if self.cfg.bone_weight == 0:
+            return target
+        p = self.keypoints(q)
+        s = self.contact(target, mask)
+        out = target.copy()
+        for d, chain in enumerate(DIGITS):
+            at = p[chain[0]].copy()
+            for k in range(3):
+                i, j = chain[k], chain[k + 1]
+                v = target[j] - target[i]
+                at = at + self.bone_lengths[3 * d + k] * v / max(np.linalg.norm(v), 1e-9)
+                out[j] = s[d] * target[j] + (1.0 - s[d]) * at
+            out[chain[0]] = s[d] * target[chain[0]] + (1.0 - s[d]) * p[chain[0]]
+        return out
+
+    def _finish(self, u, target, mask, it, t0, cost, cost_start, status) -> HandSolution:
         self.u = u
         q = self.q_of(u)
-        resid = np.linalg.norm(self.keypoints(q) - target, axis=1) * 1e3
+        resid = np.linalg.norm(self.keypoints(q) - self.effective_targets(target, q, mask), axis=1) * 1e3
         near = (q - self.chain.lower < LIMIT_EPS) | (self.chain.upper - q < LIMIT_EPS)
         at = tuple(self.chain.joint_names[i] for i in np.flatnonzero(near))
-        return HandSolution(q, resid, at, it, (time.perf_counter() - t0) * 1e3)
+        return HandSolution(q, resid, at, it, (time.perf_counter() - t0) * 1e3, cost, cost_start, status)
 
     def reset(self, q: np.ndarray | None = None) -> None:
         """Warm start from ``q`` (n,) (default: the rest pose)."""

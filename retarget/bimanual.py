@@ -56,6 +56,8 @@ class SideHealth:
     at_limits: tuple[str, ...]
     arm_ms: float
     hand_ms: float
+    arm_target: tuple | None = None        # (position (3,), rotation (3, 3)) the arm solver was given
+    hand_status: str = ""                  # the hand solver's status (converged | iteration_cap | no_descent)
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,13 @@ class BimanualRetargeter:
         arm_i, hand_i = self.idx[side]
         out[arm_i], out[hand_i] = arm.q, sol.q
         tracked = sol.residual_mm[mask > 0]
-        degraded = np.median(tracked) > self.cfg.residual_warn_mm
-        message = f"median hand residual {np.median(tracked):.1f} mm" if degraded else ""
-        return SideHealth("degraded" if degraded else "ok", message, np.where(mask > 0, sol.residual_mm, np.nan),
-                          arm.pos_err_mm, arm.rot_err_deg, arm.at_limits + sol.at_limits, arm.solve_ms, sol.solve_ms)
+        problems = []
+        if np.median(tracked) > self.cfg.residual_warn_mm:
+            problems.append(f"median hand residual {np.median(tracked):.1f} mm")
+        if arm.status in ("failed", "reconfiguring"):
+            problems.append(f"arm {arm.status}: {arm.message}")
+        if sol.status == "no_descent":
+            problems.append("hand solver found no descent from the warm start (kept it)")
+        return SideHealth("degraded" if problems else "ok", "; ".join(problems),
+                          np.where(mask > 0, sol.residual_mm, np.nan), arm.pos_err_mm, arm.rot_err_deg,
+                          arm.at_limits + sol.at_limits, arm.solve_ms, sol.solve_ms, (p_star, r_star), sol.status)

@@ -131,7 +131,7 @@ def _resolve_model_path(spec: str, where: str) -> Path:
 
 @dataclass(frozen=True)
 class ArmConfig:
-    """One embodiment's arm: joints (the first ``n_solved`` by SLSQP, the rest in closed form)."""
+    """One embodiment's arm: joints (SLSQP over all; the last two, the wrist, predicted in closed form)."""
 
     joints: tuple[str, ...]
     ee_site: str                       # its frame must be the palm frame of the hand config
@@ -142,20 +142,32 @@ class ArmConfig:
     orientation_weight: float = 0.02   # per unit of 0.5 |R - R*|_F^2
     smoothness_weight: float = 1e-3    # per rad^2 of change from the last tick
     posture_weight: float = 0.0        # per rad^2 away from the rest (ready) posture: picks the elbow
+    limit_weight: float = 0.0          # per rad^2 inside limit_margin of a joint limit
+    limit_margin: float = 0.1          # rad
+    max_step: float = 0.25             # rad: trust region, no joint moves more in one tick
+    null_step: float = 0.0             # rad per tick of self-motion away from the joint limits
     max_iter: int = 15
     ftol: float = 1e-9
-    alternations: int = 2              # SLSQP(joints 1..n) <-> closed-form wrist rounds per tick
+    escape_error_mm: float = 8.0       # position error that starts the search for a better configuration
+    escape_starts_per_tick: int = 1
+    escape_max_iter: int = 20
+    escape_max_move: float = 1.2       # rad: only configurations this near (every joint) are moved to
+    search_starts: int = 10            # starts of the configuration search after a jump (0: none)
+    jump_mm: float = 60.0              # a target this far (or jump_deg) from the arm is a jump
+    jump_deg: float = 45.0
     where: str = "arm"
 
     def __post_init__(self):
         if len(self.joints) != self.n_solved + 2:
             raise ConfigError(f"{self.where}: need n_solved + 2 joints (the last two in closed form), "
                               f"got {len(self.joints)} joints and n_solved={self.n_solved}")
-        _positive(self, ("position_weight", "orientation_weight", "smoothness_weight", "ftol"), self.where)
-        if not self.posture_weight >= 0:
-            raise ConfigError(f"{self.where}: posture_weight must be >= 0, got {self.posture_weight!r}")
-        if self.arm_length <= 0 or self.max_iter < 1 or self.alternations < 1:
-            raise ConfigError(f"{self.where}: arm_length > 0, max_iter >= 1, alternations >= 1 required")
+        _positive(self, ("position_weight", "orientation_weight", "smoothness_weight", "ftol", "posture_weight",
+                         "limit_weight", "limit_margin", "escape_error_mm", "escape_max_move", "null_step", "jump_mm",
+                         "jump_deg"), self.where)
+        if self.arm_length <= 0 or self.max_iter < 1 or self.escape_max_iter < 1 or not self.max_step > 0 \
+                or self.escape_starts_per_tick < 0 or self.search_starts < 0:
+            raise ConfigError(f"{self.where}: arm_length > 0, max_step > 0, max_iter >= 1, escape_max_iter >= 1 "
+                              "and escape_starts_per_tick >= 0 required")
 
     def joint_names(self, side: str) -> tuple[str, ...]:
         return tuple(j.format(side=side) for j in self.joints)

@@ -123,6 +123,7 @@ class HandSolver:
         self.lo, self.hi = _free_bounds(self.chain.lower, self.chain.upper, self.C, self.c0)
         self.weights = cfg.keypoint_weight_vector()
         self._digit_of_node = np.array([-1] + [d for d, c in enumerate(DIGITS) for _ in c])
+        self._chains = np.array(DIGITS)
         self._tips = np.array(TIPS[1:])
         self._pinch_rows = np.zeros((len(self._tips), N_NODES))              # thumb tip - each fingertip
         self._pinch_rows[:, TIPS[0]] = 1.0
@@ -184,8 +185,8 @@ class HandSolver:
         if self.cfg.bone_weight == 0:
             return np.ones(len(DIGITS))
         near, far = self.cfg.contact_distance
-        d = np.linalg.norm(target[TIPS[0]] - target[list(TIPS[1:])], axis=1)
-        s = smoothstep((far - d) / (far - near))
+        diff = target[TIPS[0]] - target[self._tips]
+        s = smoothstep((far - np.sqrt(np.einsum("ij,ij->i", diff, diff))) / (far - near))
         if mask is not None:
             s = s * mask[TIPS[0]] * mask[self._tips]
         return np.r_[s.max(), s]
@@ -195,25 +196,31 @@ class HandSolver:
         the palm frame. Rows: sqrt(w_k s_d) e_k (positions), sqrt(w_f) (e_thumb_tip - e_tip_f)
         (pinch vectors), sqrt(w_b (1 - s_d)) (e_j - e_i) (bones, with B the robot-length bone
         along the human's)."""
+        return self._terms(target, mask)[:2]
+
+    def _terms(self, target, mask):
+        """:meth:`terms` and the contact weights (5,) and robot-length bone vectors (15, 3) it used."""
         w = self.weights if mask is None else self.weights * mask
         s = self.contact(target, mask)
         node_s = np.r_[1.0, s[self._digit_of_node[1:]]]
-        pinch = self.pinch_weights(target)
+        diff = target[TIPS[0]] - target[self._tips]
+        pinch = self.cfg.pinch_weight / (1.0 + np.einsum("ij,ij->i", diff, diff) / self.cfg.pinch_distance ** 2)
         if mask is not None:
             pinch = pinch * mask[TIPS[0]] * mask[self._tips]
         pos = np.diag(np.sqrt(w * node_s))
         rows = [pos, self._pinch_rows * np.sqrt(pinch)[:, None]]
         B = [pos @ target, rows[1] @ target]
+        bones = None
         if self.cfg.bone_weight > 0:
             bw = self.cfg.bone_weight * self._bone_w * (1.0 - s[self._bone_digit])
             if mask is not None:
                 bw = bw * mask[self._bone_i] * mask[self._bone_j]
             v = target[self._bone_j] - target[self._bone_i]
-            v = v / np.maximum(np.linalg.norm(v, axis=1), 1e-9)[:, None]
+            bones = v * (self.bone_lengths / np.maximum(np.sqrt(np.einsum("ij,ij->i", v, v)), 1e-9))[:, None]
             sw = np.sqrt(bw)[:, None]
             rows.append(self._bone_rows * sw)
-            B.append(sw * self.bone_lengths[:, None] * v)
-        return np.vstack(rows), np.vstack(B)
+            B.append(sw * bones)
+        return np.vstack(rows), np.vstack(B), s, bones
 
     def term_matrix(self, target: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """A of :meth:`terms`."""
@@ -242,7 +249,7 @@ class HandSolver:
         """
         t0 = time.perf_counter()
         cfg = self.cfg
-        A, B = self.terms(target, mask)
+        A, B, contact, bones = self._terms(target, mask)
         Bw = self.world_terms(A, B)
         u_prev, u = self.u.copy(), self.u.copy()
         prior, reg = self._prior(u_prev)
@@ -280,7 +287,7 @@ class HandSolver:
                 status = "converged"
                 break
         c0 = self._prior_const(u_prev)
-        return self._finish(u, target, mask, it, t0, f + c0, f_start + c0, status)
+        return self._finish(u, target, contact, bones, it, t0, f + c0, f_start + c0, status)
 
     def residual(self, u: np.ndarray, A: np.ndarray, Bw: np.ndarray) -> np.ndarray:
         """Data residuals (3R,) = vec(A p(u) - Bw) in the world frame; leaves the FK at u."""
@@ -319,25 +326,25 @@ class HandSolver:
     def effective_targets(self, target: np.ndarray, q: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """(21, 3) the positions the cost asks for at joints q: each digit's robot-length bones laid
         along the human's from the robot's own digit base, blended with ``target`` by contact."""
-        if self.cfg.bone_weight == 0:
+        _, _, contact, bones = self._terms(target, mask)
+        return self._effective(target, self.keypoints(q), contact, bones)
+
+    def _effective(self, target, p, contact, bones) -> np.ndarray:
+        if bones is None:
             return target
-        p = self.keypoints(q)
-        s = self.contact(target, mask)
+        chains = self._chains
+        laid = p[chains[:, 0]][:, None, :] + np.cumsum(bones.reshape(len(DIGITS), 3, 3), axis=1)   # (5, 3, 3)
+        s = contact[:, None, None]
         out = target.copy()
-        for d, chain in enumerate(DIGITS):
-            at = p[chain[0]].copy()
-            for k in range(3):
-                i, j = chain[k], chain[k + 1]
-                v = target[j] - target[i]
-                at = at + self.bone_lengths[3 * d + k] * v / max(np.linalg.norm(v), 1e-9)
-                out[j] = s[d] * target[j] + (1.0 - s[d]) * at
-            out[chain[0]] = s[d] * target[chain[0]] + (1.0 - s[d]) * p[chain[0]]
+        out[chains[:, 1:]] = s * target[chains[:, 1:]] + (1.0 - s) * laid
+        out[chains[:, 0]] = contact[:, None] * target[chains[:, 0]] + (1.0 - contact[:, None]) * p[chains[:, 0]]
         return out
 
-    def _finish(self, u, target, mask, it, t0, cost, cost_start, status) -> HandSolution:
+    def _finish(self, u, target, contact, bones, it, t0, cost, cost_start, status) -> HandSolution:
         self.u = u
         q = self.q_of(u)
-        resid = np.linalg.norm(self.keypoints(q) - self.effective_targets(target, q, mask), axis=1) * 1e3
+        p = (self._p - self.root_pos) @ self.root_rot          # the last FK of the solve was at u
+        resid = np.sqrt(np.sum((p - self._effective(target, p, contact, bones)) ** 2, axis=1)) * 1e3
         near = (q - self.chain.lower < LIMIT_EPS) | (self.chain.upper - q < LIMIT_EPS)
         at = tuple(self.chain.joint_names[i] for i in np.flatnonzero(near))
         return HandSolution(q, resid, at, it, (time.perf_counter() - t0) * 1e3, cost, cost_start, status)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from grasping import cube_item, cylinder_item, grasp_and_lift, scene_with
-from helpers import hand_indices
+from helpers import arm_indices, hand_indices
 from teleop.robot import SIDES, load_params
 from teleop.core.seeding import stable_rng
 from teleop.sim import Sim
@@ -107,3 +107,41 @@ def test_ready_pose_is_mirror_symmetric_in_the_world(scene):
         left = sim.data.site(lsite).xpos
         right = sim.data.site(rsite).xpos
         np.testing.assert_allclose(left, right * [1, -1, 1], atol=2e-4)
+
+
+def test_the_two_sides_collide_with_each_other_but_never_with_themselves(scene):
+    """Robot-robot contacts are on between the two arms/hands (they used to pass through each other),
+    off within one side (its links overlap at the joints by construction)."""
+    from teleop.robot import ROBOT_BITS
+    m = scene.model
+    side_of = {}
+    for g in range(m.ngeom):
+        if m.geom_contype[g] & ROBOT_BITS:
+            side_of[g] = "left" if m.geom_contype[g] == 2 else "right"
+    assert len(side_of) > 40
+    for g1, s1 in side_of.items():
+        for g2, s2 in list(side_of.items())[:60]:
+            pair = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
+            assert pair == (s1 != s2), (m.geom(g1).name, m.geom(g2).name)
+    table = m.geom("table_top").id
+    for g in side_of:                                            # and every robot geom touches the world
+        assert m.geom_contype[g] & m.geom_conaffinity[table] or m.geom_contype[table] & m.geom_conaffinity[g]
+    # Drive the hands through each other (both shoulders swing inward at 1 rad/s): physics stops them.
+    sim = Sim(scene)
+    sim.reset(0)
+    target = sim.joint_positions
+    li, ri = arm_indices(sim, "left"), arm_indices(sim, "right")
+    depth = []
+    for k in range(60):
+        if k < 25:
+            target[li[0]] -= 0.04
+            target[ri[0]] += 0.04
+        sim.step(target)
+        d = sim.data
+        depth.append(min([d.contact[i].dist for i in range(d.ncon)
+                          if {side_of.get(d.contact[i].geom1), side_of.get(d.contact[i].geom2)} == {"left", "right"}],
+                         default=np.inf))
+    assert np.isfinite(depth).any(), "the two sides never touched"
+    assert min(depth) > -0.01                      # pressed together at full torque: soft contact only
+    assert depth[-1] > -0.003                      # and at rest they lean on each other, not through
+    assert all(w.number == 0 for w in sim.data.warning)

@@ -8,11 +8,11 @@ import numpy as np
 
 from teleop.core.geometry import look_at_quat, mat_to_quat, quat_axis_angle, quat_mul
 from teleop.robot.arm import build_arm
-from teleop.robot.hand import HandLayout, build_hand
+from teleop.robot.hand import ROBOT_BITS, HandLayout, build_hand
 from teleop.robot.params import RobotParams
 
 SIDES = ("left", "right")
-WORLD_COLLISION = dict(contype=1, conaffinity=3)   # objects and fixtures touch everything
+WORLD_COLLISION = dict(contype=1, conaffinity=1 | ROBOT_BITS)   # objects and fixtures touch everything
 INTEGRATOR = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
               "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST, "rk4": mujoco.mjtIntegrator.mjINT_RK4}
 CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}

@@ -22,7 +22,17 @@ FINGER_NODES = ("mcp", "pip", "dip", "tip")
 THUMB_NODES = ("cmc", "mcp", "ip", "tip")
 THUMB_JOINTS = ("cmc_flex", "cmc_abd", "mcp_flex", "mcp_abd", "ip")
 FINGER_JOINTS = ("mcp_flex", "mcp_abd", "pip", "dip")
-ROBOT_COLLISION = dict(contype=2, conaffinity=1)   # robot touches the world, never itself
+# Collision bits: the world (table, objects, fixtures) is bit 1, each robot side its own bit. A side
+# touches the world and the other side (crossed hands, arms passing), never itself: its links overlap
+# at the joints by construction, so within a side no pair needs an exclusion list.
+ROBOT_CONTYPE = {"left": 2, "right": 4}
+ROBOT_BITS = 2 | 4
+
+
+def robot_collision(side: str) -> dict:
+    """contype / conaffinity of a geom of the ``side`` robot."""
+    other = "right" if side == "left" else "left"
+    return dict(contype=ROBOT_CONTYPE[side], conaffinity=1 | ROBOT_CONTYPE[other])
 
 
 @dataclass(frozen=True)
@@ -39,8 +49,9 @@ class HandLayout:
 class _Frame:
     """Maps right-hand local quantities to the side being built (identity, or the y-mirror)."""
 
-    def __init__(self, mirrored: bool):
+    def __init__(self, mirrored: bool, side: str = "right"):
         self.mirrored = mirrored
+        self.collision = robot_collision(side)
 
     def p(self, pos) -> list[float]:
         pos = np.asarray(pos, float)
@@ -63,7 +74,7 @@ def _capsule(body, fr: _Frame, length, radius, mass, rgba, hp: HandParams, name=
     end = (0.0, 0.0, length - radius) if name else (0.0, 0.0, length)
     geom = body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=fr.p((0, 0, 0)) + fr.p(end),
                          size=[radius, 0, 0], mass=mass, rgba=list(rgba), friction=list(hp.friction),
-                         condim=4, **ROBOT_COLLISION)
+                         condim=4, **fr.collision)
     if name:
         geom.name = name
     return geom
@@ -120,7 +131,7 @@ def _finger(palm, fr, side, finger, hp, sites, joints):
         parent.gravcomp = 1.0
         _joint(parent, f"{side}_palm_arch", fr.a(finger.arch.axis), finger.arch.range, hp)
         parent.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[hp.link_radius, 0, 0],
-                        mass=hp.segment_mass[-1], rgba=list(hp.rgba), **ROBOT_COLLISION)
+                        mass=hp.segment_mass[-1], rgba=list(hp.rgba), **fr.collision)
         joints.append(f"{side}_palm_arch")
         base = finger.arch.mcp_offset
     chain = [
@@ -137,14 +148,14 @@ def _finger(palm, fr, side, finger, hp, sites, joints):
 
 def build_hand(flange_body, side: str, hp: HandParams, mirrored: bool, yaw_deg: float) -> HandLayout:
     """Add a hand under ``flange_body``; returns the names of its joints, keypoints and tips."""
-    fr = _Frame(mirrored)
+    fr = _Frame(mirrored, side)
     palm = flange_body.add_body(name=f"{side}_palm",
                                 quat=list(quat_axis_angle((0, 0, 1), np.deg2rad(yaw_deg))))
     palm.gravcomp = 1.0
     half = np.asarray(hp.palm["half_size"], float)
     palm.add_geom(name=f"{side}_palm_geom", type=mujoco.mjtGeom.mjGEOM_BOX, pos=fr.p(hp.palm["center"]),
                   size=list(half), mass=hp.palm["mass"], rgba=list(hp.rgba), friction=list(hp.friction),
-                  condim=4, **ROBOT_COLLISION)
+                  condim=4, **fr.collision)
     wrist = palm.add_site(name=f"{side}_wrist", size=[0.006, 0, 0], rgba=[0.2, 0.2, 0.9, 0.6], group=4)
     palm.add_site(name=f"{side}_palm_center", pos=fr.p(hp.palm["center"]), size=[0.005, 0, 0], group=4)
     sites: list[str] = [wrist.name]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.robot import SIDES
+from teleop.robot import ROBOT_BITS, SIDES
 from teleop.tasks.objects import Shape
 from teleop.tasks.spec import TaskSpec
 
@@ -51,7 +51,7 @@ class TaskWorld:
                 body_owner[b] = body_owner[model.body_parentid[b]]
         for g in range(model.ngeom):
             bo = body_owner[model.geom_bodyid[g]]
-            owner[g] = bo if bo >= 0 else (self.ROBOT if model.geom_contype[g] == 2 else self.NONE)
+            owner[g] = bo if bo >= 0 else (self.ROBOT if model.geom_contype[g] & ROBOT_BITS else self.NONE)
         owner[model.geom("table_top").id] = self.TABLE
         owner[model.geom("floor").id] = self.FLOOR
         self.owner = owner

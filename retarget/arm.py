@@ -35,6 +35,7 @@ import numpy as np
 from retarget.config import ArmConfig
 from retarget.kin import PointChain, PointSpec
 from retarget.slsqp import minimize_linear
+from teleop.core.errors import ConfigError
 
 LIMIT_EPS = 1e-3
 
@@ -104,9 +105,12 @@ class ArmSolver:
         names = cfg.joint_names(side)
         self.chain = PointChain(model, names, [PointSpec(site=cfg.ee_site.format(side=side))], f"arm[{side}]")
         self.site = model.site(cfg.ee_site.format(side=side)).id
+        if not self.chain.mask.all():
+            raise ConfigError(f"arm[{side}]: {cfg.ee_site.format(side=side)!r} must be moved by every arm joint")
         self.n = cfg.n_solved
         self.nq = len(names)
         self.lower, self.upper = self.chain.lower.copy(), self.chain.upper.copy()
+        self._lim_lo, self._lim_hi = self.lower + cfg.limit_margin, self.upper - cfg.limit_margin
         self.q = np.clip(np.zeros(self.nq) if q_init is None else np.asarray(q_init, float), self.lower, self.upper)
         self.rest = self.q.copy()                 # the posture the redundancy is settled toward
         self.chain.fk(self.q)
@@ -124,11 +128,17 @@ class ArmSolver:
         p = self.chain.fk(q)[0]
         return p, self.chain.data.site_xmat[self.site].reshape(3, 3).copy()
 
+    def _jacobians(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position (3, 7), rotation (3, 7)) Jacobians of the palm at point p after the last FK:
+        every arm joint moves the palm, so the hinge formula a_j x (p - c_j) needs no mask."""
+        d = self.chain.data
+        a, lever = d.xaxis[self.chain.jids], p - d.xanchor[self.chain.jids]
+        Jp = a[:, [1, 2, 0]] * lever[:, [2, 0, 1]] - a[:, [2, 0, 1]] * lever[:, [1, 2, 0]]
+        return Jp.T, a.T
+
     def _limit_term(self, q: np.ndarray) -> tuple[float, np.ndarray]:
-        m = self.cfg.limit_margin
-        a = np.maximum(0.0, m - (q - self.lower))
-        b = np.maximum(0.0, m - (self.upper - q))
-        return float(a @ a + b @ b), 2.0 * (b - a)
+        d = np.maximum(0.0, self._lim_lo - q) - np.maximum(0.0, q - self._lim_hi)   # inside the margins
+        return float(d @ d), -2.0 * d
 
     def _eval(self, x, p_star, R_star, x_prev):
         """Cost and gradient at joints x (7,), cached because SLSQP asks for them separately.
@@ -138,8 +148,7 @@ class ArmSolver:
             return self._val
         cfg = self.cfg
         p, R = self.pose(x)
-        Jp = self.chain.jacobian(p[None])[0]                                       # (3, 7)
-        Jr = (self.chain.data.xaxis[self.chain.jids] * self.chain.mask[0][:, None]).T
+        Jp, Jr = self._jacobians(p)
         e, M, dr = p - p_star, R @ R_star.T, x - self.rest
         dx = np.zeros(self.nq) if x_prev is None else x - x_prev
         v = np.array([M[1, 2] - M[2, 1], M[2, 0] - M[0, 2], M[0, 1] - M[1, 0]])
@@ -190,8 +199,7 @@ class ArmSolver:
         """
         cfg = self.cfg
         p, _ = self.pose(x0)
-        Jp = self.chain.jacobian(p[None])[0]
-        Jr = (self.chain.data.xaxis[self.chain.jids] * self.chain.mask[0][:, None]).T
+        Jp, Jr = self._jacobians(p)
         H = 2 * cfg.position_weight * Jp.T @ Jp + 2 * cfg.orientation_weight * Jr.T @ Jr
         H += (2 * cfg.smoothness_weight + 2 * cfg.posture_weight + 1e-6) * np.eye(self.nq)
         return np.linalg.inv(np.linalg.cholesky(H)).T
@@ -214,7 +222,13 @@ class ArmSolver:
         self._key = None
         res = minimize_linear(fun, np.zeros(self.nq), A, b, max_iter, self.cfg.ftol, self.direct_slsqp)
         x = np.clip(x0 + S @ res.x, lo, hi)
-        if not np.all(np.isfinite(x)) or self.cost(x, p_star, R_star, x_prev) > self.cost(x0, p_star, R_star, x_prev):
+        if not np.all(np.isfinite(x)):
+            return x0.copy(), res.nit, res.mode if res.mode not in (0, 9) else -1
+        # Feasibility first (the separation rows), then cost: never return worse than the start.
+        viol = lambda v: float(np.max(-(A @ np.linalg.solve(S, v - x0) + b), initial=0.0))  # noqa: E731
+        v_x, v_0 = viol(x), viol(x0)
+        if v_x > v_0 + 1e-9 or (v_x >= v_0 - 1e-9 and
+                                self.cost(x, p_star, R_star, x_prev) > self.cost(x0, p_star, R_star, x_prev)):
             return x0.copy(), res.nit, res.mode if res.mode not in (0, 9) else -1
         return x, res.nit, res.mode
 
@@ -241,17 +255,22 @@ class ArmSolver:
         cfg = self.cfg
         q_prev = self.q.copy()
         jumped = self._jumped(q_prev, p_star, R_star)
-        step = np.full(self.nq, cfg.max_step)
+        near = constraints is not None and constraints.G.size > 0
+        # Near the other arm the separation rows are linearised: small steps keep them honest.
+        step = np.full(self.nq, cfg.max_step_near if near else cfg.max_step)
         lo, hi = np.maximum(self.lower, q_prev - step), np.minimum(self.upper, q_prev + step)
         x0 = q_prev.copy()
         x0[self.n:] = np.clip(self.wrist_closed_form(q_prev, R_star, q_prev), lo[self.n:], hi[self.n:])
         q, iters, mode = self._slsqp(x0, p_star, R_star, q_prev, lo, hi, constraints, cfg.max_iter)
         status = "ok" if mode == 0 else ("iteration_cap" if mode == 9 else "failed")
         message = "" if mode in (0, 9) else f"SLSQP exit mode {mode}: kept the best of start and answer"
-        q = self._self_motion(q, lo, hi)
-        if jumped and cfg.search_starts > 0:
-            iters += self._branch_search(q, p_star, R_star)
-        q, iters, status, message = self._escape(q, q_prev, p_star, R_star, iters, status, message)
+        q = self._self_motion(q, lo, hi, constraints)
+        if constraints is not None and constraints.G.size:
+            self.goal = None                  # near the other arm: no configuration changes
+        else:
+            if jumped and cfg.search_starts > 0:
+                iters += self._branch_search(q, p_star, R_star)
+            q, iters, status, message = self._escape(q, q_prev, p_star, R_star, iters, status, message)
         if not np.all(np.isfinite(q)):
             raise FloatingPointError(f"arm[{self.side}] solve produced non-finite joints")
         self.q = q
@@ -261,17 +280,16 @@ class ArmSolver:
         return ArmSolution(q, float(np.linalg.norm(p - p_star) * 1e3), orientation_error_deg(R, R_star), at, iters,
                            (time.perf_counter() - t0) * 1e3, status, message)
 
-    def _self_motion(self, q: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def _self_motion(self, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, constraints=None) -> np.ndarray:
         """A step along the arm's self-motion (the null space of the palm pose Jacobian) toward the
         rest posture: the palm stays put (to first order), the elbow moves, so the arm drifts back
         into the configuration family it started in, and off limits it was pushed onto, while the
         redundancy allows (gradient projection, Liegeois 1977)."""
         cfg = self.cfg
-        if cfg.null_step <= 0:
-            return q
+        if cfg.null_step <= 0 or (constraints is not None and constraints.G.size):
+            return q                          # near the other arm: the elbow stays where the constraints put it
         p, _ = self.pose(q)
-        Jp = self.chain.jacobian(p[None])[0]
-        Jr = (self.chain.data.xaxis[self.chain.jids] * self.chain.mask[0][:, None]).T
+        Jp, Jr = self._jacobians(p)
         J = np.vstack([Jp, NULL_LEVER * Jr])                         # (6, 7): metres and ~metres
         _, sv, Vt = np.linalg.svd(J)
         basis = Vt[np.count_nonzero(sv > 1e-6 * sv[0]):]             # null space rows (k, 7)

@@ -17,15 +17,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.arm import ArmSolver
+from retarget.arm import ArmSolver, LinearConstraints
 from retarget.config import RetargetConfig
 from retarget.filters import OneEuro, RotationOneEuro
 from retarget.hand import HandSolver
+from retarget.separation import SideProxies, min_distance, surface_distances
 from retarget.nodes import N_NODES, SIDES, RetargetInputError, palm_rotation, validate_nodes
 from retarget.profile import DEFAULT_PROFILE, OperatorProfile, yaw_frame
 from teleop.core.errors import TeleopError
 
 log = logging.getLogger("retarget")
+SEPARATION_PUSH = 0.02        # m per tick a pair already inside the margin must open up by, at least
 STATUS_ORDER = ("ok", "degraded", "no_input", "held")       # worst last
 
 
@@ -105,6 +107,12 @@ class BimanualRetargeter:
             self.hands[side].reset(self.last[self.idx[side][1]])
             self.filters[side] = (OneEuro(cfg.hand_filter), OneEuro(cfg.wrist_filter),
                                   RotationOneEuro(cfg.rotation_filter, cfg.filter_radius))
+        self.proxies = None
+        if cfg.separation.enabled:
+            same_model = hand_model is model       # the hand's joints move the proxies too
+            self.proxies = {side: SideProxies(model, cfg.separation, cfg.arm.joint_names(side),
+                                              self.hands[side].chain.joint_names if same_model else (), side)
+                            for side in SIDES}
 
     def reset(self, q) -> None:
         """Start a new episode from joint vector ``q`` (58,) in action order: every solver's warm
@@ -177,6 +185,78 @@ class BimanualRetargeter:
         tracked = None if mask.all() else mask
         return f_pos(p_star[None], dt)[0], f_rot(r_star, dt), f_hand(local, dt, tracked)
 
+    def separation_constraints(self, side: str, out: np.ndarray, hand_q: np.ndarray | None = None
+                               ) -> LinearConstraints | None:
+        """Linearised separation constraints for ``side``'s arm (its hand at ``hand_q``, default its
+        last targets) against the other side as ``out`` (58,) has it now; None when no pair is
+        within the activation distance."""
+        if self.proxies is None:
+            return None
+        cfg = self.cfg.separation
+        other = "right" if side == "left" else "left"
+        own, them = self.proxies[side], self.proxies[other]
+        q0 = self.arms[side].q.copy()
+        sb = them.segments(out[self.idx[other][0]], out[self.idx[other][1]])
+        sa = own.segments(q0, out[self.idx[side][1]] if hand_q is None else hand_q)
+        reach_a, reach_b = own.radius.max() + cfg.activation, them.radius.max()
+        lo_a, hi_a = np.minimum(*sa).min(0) - reach_a, np.maximum(*sa).max(0) + reach_a
+        lo_b, hi_b = np.minimum(*sb).min(0) - reach_b, np.maximum(*sb).max(0) + reach_b
+        if np.any(hi_a < lo_b) or np.any(hi_b < lo_a):
+            return None                                 # bounding boxes apart: nothing near
+        i, _, s, n, d = surface_distances(sa, own.radius, sb, them.radius, within=cfg.activation)
+        act = d < cfg.activation
+        if not act.any():
+            return None
+        Ja, Jb = own.end_jacobians()
+        i, s, n, d = i[act], s[act], n[act], d[act]       # every near pair: the nearest one changes as they move
+        Jc = (1.0 - s)[:, None, None] * Ja[i] + s[:, None, None] * Jb[i]               # (P, 3, 7)
+        G = np.einsum("pk,pkj->pj", n, Jc)
+        # Keep the margin; a pair already inside it need only open up by PUSH per tick (feasible
+        # within the trust region) instead of all at once.
+        h = d - np.minimum(cfg.margin, d + SEPARATION_PUSH)
+        return LinearConstraints(G, h, q0)
+
+    def keep_apart(self, side: str, arm_q: np.ndarray, hand_q: np.ndarray, out: np.ndarray):
+        """The guarantee under the linearised constraints: the exact separation from the other side
+        (as ``out`` has it now) must not fall below min(margin, what it was). Otherwise the arm's
+        step from its last targets is shortened (halving, down to no step, and then the hand holds
+        too). Returns (arm joints, hand joints, message or "")."""
+        if self.proxies is None:
+            return arm_q, hand_q, ""
+        cfg = self.cfg.separation
+        other = "right" if side == "left" else "left"
+        own, them = self.proxies[side], self.proxies[other]
+        sb = them.segments(out[self.idx[other][0]], out[self.idx[other][1]])
+
+        def dist(qa, qh):
+            d = surface_distances(own.segments(qa, qh), own.radius, sb, them.radius, within=cfg.margin)[4]
+            return float(d.min()) if d.size else np.inf
+
+        d_new = dist(arm_q, hand_q)
+        if d_new >= cfg.margin:
+            return arm_q, hand_q, ""
+        arm_prev, hand_prev = out[self.idx[side][0]], out[self.idx[side][1]]
+        floor = min(cfg.margin, dist(arm_prev, hand_prev)) - 1e-4
+        if d_new >= floor:
+            return arm_q, hand_q, ""
+        for alpha in (0.5, 0.25, 0.125, 0.0):
+            qa = arm_prev + alpha * (arm_q - arm_prev)
+            if dist(qa, hand_q) >= floor:
+                self.arms[side].q = qa.copy()
+                return qa, hand_q, f"arm step shortened to {alpha:.0%}: the other arm is {floor * 1e3:.0f} mm away"
+        self.arms[side].q = arm_prev.copy()
+        self.hands[side].reset(hand_prev)
+        return arm_prev.copy(), hand_prev.copy(), "arm and hand held: the other side is at the separation margin"
+
+    def separation(self, q=None) -> float:
+        """Smallest surface distance (m) between the two sides' proxies at joints ``q`` (58,) (default:
+        the last targets); inf without proxies."""
+        if self.proxies is None:
+            return float("inf")
+        q = self.last if q is None else np.asarray(q, float)
+        (la, lh), (ra, rh) = self.idx["left"], self.idx["right"]
+        return min_distance(self.proxies["left"], q[la], q[lh], self.proxies["right"], q[ra], q[rh])
+
     def _held(self, side: str, status: str, message: str) -> SideHealth:
         arm_i, hand_i = self.idx[side]
         for f in self.filters[side]:
@@ -193,8 +273,9 @@ class BimanualRetargeter:
         try:
             p_star, r_star, local, mask = self.targets_for(side, inp, hand)
             p_star, r_star, local = self.filtered_targets(side, p_star, r_star, local, mask, dt)
-            arm = self.arms[side].solve(p_star, r_star)
-            sol = self.hands[side].solve(local, mask)
+            sol = self.hands[side].solve(local, mask)      # first: the arm keeps the new hand clear
+            arm = self.arms[side].solve(p_star, r_star, self.separation_constraints(side, out, sol.q))
+            arm_q, hand_q, kept = self.keep_apart(side, arm.q, sol.q, out)
             if not (np.all(np.isfinite(arm.q)) and np.all(np.isfinite(sol.q))):
                 raise FloatingPointError("non-finite joint targets")
         except RetargetShapeError:
@@ -202,9 +283,9 @@ class BimanualRetargeter:
         except (TeleopError, FloatingPointError, np.linalg.LinAlgError, ValueError) as exc:
             return self._held(side, "held", f"{type(exc).__name__}: {exc}")
         arm_i, hand_i = self.idx[side]
-        out[arm_i], out[hand_i] = arm.q, sol.q
+        out[arm_i], out[hand_i] = arm_q, hand_q
         tracked = sol.residual_mm[mask > 0]
-        problems = []
+        problems = [kept] if kept else []
         if np.median(tracked) > self.cfg.residual_warn_mm:
             problems.append(f"median hand residual {np.median(tracked):.1f} mm")
         if arm.status in ("failed", "reconfiguring"):

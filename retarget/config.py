@@ -16,6 +16,7 @@ import yaml
 
 from retarget.filters import FilterConfig
 from retarget.kin import PointSpec
+from retarget.separation import SeparationConfig
 from retarget.nodes import N_NODES, NODE_NAMES, SIDES
 from teleop.core.errors import ConfigError, choices
 
@@ -145,6 +146,7 @@ class ArmConfig:
     limit_weight: float = 0.0          # per rad^2 inside limit_margin of a joint limit
     limit_margin: float = 0.1          # rad
     max_step: float = 0.25             # rad: trust region, no joint moves more in one tick
+    max_step_near: float = 0.06        # rad: the trust region while separation constraints are active
     null_step: float = 0.0             # rad per tick of self-motion away from the joint limits
     max_iter: int = 15
     ftol: float = 1e-9
@@ -163,6 +165,7 @@ class ArmConfig:
                               f"got {len(self.joints)} joints and n_solved={self.n_solved}")
         _positive(self, ("position_weight", "orientation_weight", "smoothness_weight", "ftol", "posture_weight",
                          "limit_weight", "limit_margin", "escape_error_mm", "escape_max_move", "null_step", "jump_mm",
+                         "max_step_near",
                          "jump_deg"), self.where)
         if self.arm_length <= 0 or self.max_iter < 1 or self.escape_max_iter < 1 or not self.max_step > 0 \
                 or self.escape_starts_per_tick < 0 or self.search_starts < 0:
@@ -187,6 +190,7 @@ class RetargetConfig:
     wrist_filter: FilterConfig = FilterConfig()    # One-Euro on the wrist target position
     rotation_filter: FilterConfig = FilterConfig() # One-Euro on the palm rotation target
     filter_radius: float = 0.1                     # m per rad: rotation speed as a linear speed for beta
+    separation: SeparationConfig = SeparationConfig()   # keep the two arms apart (default: off)
     source: str = "<memory>"
 
     def __post_init__(self):
@@ -240,4 +244,7 @@ def load_config(path: str | Path = CONFIG_DIR / "bidex.yaml") -> RetargetConfig:
     hand = _make(HandConfig, raw.pop("hand"), f"{path}: hand", where=f"{path}: hand")
     filters = {k: _make(FilterConfig, raw.pop(k), f"{path}: {k}", where=f"{path}: {k}")
                for k in ("hand_filter", "wrist_filter", "rotation_filter") if k in raw}
+    if "separation" in raw:
+        filters["separation"] = _make(SeparationConfig, raw.pop("separation"), f"{path}: separation",
+                                      where=f"{path}: separation")
     return _make(RetargetConfig, raw, str(path), arm=arm, hand=hand, source=str(path), **filters)

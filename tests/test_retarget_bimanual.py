@@ -100,7 +100,9 @@ def test_step_change_of_wrist_target_is_bounded(scene, rig):
     rt, h = rig
     q0 = rt.last.copy()
     q1 = q0.copy()
-    q1[:14] += np.tile([0.25, 0.2, 0.0, 0.2, 0.0, 0.0, 0.0], 2) * np.repeat([-1, 1], 7)
+    # both arms swing outward (the inward step would bring the hands 1 cm apart, inside the
+    # separation margin: test_hands_brought_together_keep_the_separation_margin)
+    q1[:14] += np.tile([0.25, 0.2, 0.0, 0.2, 0.0, 0.0, 0.0], 2) * np.repeat([1, -1], 7)
     for _ in range(3):
         rt.step(h.operator_input(q0))
     path = np.array([rt.step(h.operator_input(q1)).targets for _ in range(12)])
@@ -174,3 +176,32 @@ def test_filter_sections_are_validated(tmp_path):
         load_config(path)
     cfg = load_config()
     assert cfg.hand_filter.enabled and cfg.rotation_filter.enabled and not cfg.wrist_filter.enabled
+
+
+def _geom_separation(scene, q58) -> float:
+    """Smallest distance (m) between any left-robot and right-robot collision geom at joints q58."""
+    import mujoco
+    from teleop.robot import ROBOT_BITS
+    m = scene.model
+    d = mujoco.MjData(m)
+    d.qpos[[m.joint(n).qposadr[0] for n in scene.layout.action_joints]] = q58
+    mujoco.mj_kinematics(m, d)
+    left = [g for g in range(m.ngeom) if m.geom_contype[g] & ROBOT_BITS == 2]
+    right = [g for g in range(m.ngeom) if m.geom_contype[g] & ROBOT_BITS == 4]
+    return min(mujoco.mj_geomDistance(m, d, a, b, 0.5, None) for a in left for b in right)
+
+
+def test_hands_brought_together_keep_the_separation_margin(scene, rig):
+    """A target that puts the hands 1 cm apart: the commanded poses stop at the margin (3.5 cm between
+    the two sides' collision geometry), every tick of the way, instead of passing into each other."""
+    rt, h = rig
+    q0 = rt.last.copy()
+    q1 = q0.copy()
+    q1[:14] += np.tile([0.25, 0.2, 0.0, 0.2, 0.0, 0.0, 0.0], 2) * np.repeat([-1, 1], 7)
+    assert _geom_separation(scene, q1) < 0.015
+    margin = rt.cfg.separation.margin
+    for _ in range(15):
+        res = rt.step(h.operator_input(q1))
+        assert rt.separation() > margin - 0.002
+        assert _geom_separation(scene, res.targets) > 0.02
+    assert res.status == "ok", res.sides

@@ -50,6 +50,7 @@ class ArmSolution:
     solve_ms: float
     status: str = "ok"              # ok | iteration_cap | reconfiguring | failed
     message: str = ""               # why, when not ok
+    limited: bool = False           # the trust region held a joint back this tick (or reconfiguring)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ def orientation_error_deg(R: np.ndarray, R_star: np.ndarray) -> float:
 
 SLSQP_MODES = {0: "converged", 9: "iteration cap"}
 NULL_LEVER = 0.3           # m: palm rotation counted as the motion of a point this far out
+BRANCH_GAIN = 1.0          # rad^2 nearer the rest posture another configuration family must be to move to it
+GOAL_TICKS = 75            # a goal not reached in 3 s (the target keeps moving off) is dropped
 
 
 class ArmSolver:
@@ -120,6 +123,8 @@ class ArmSolver:
         self.goal: np.ndarray | None = None      # a better configuration the arm is moving to
         self._last_target = None
         self._seed_turn = 0
+        self._goal_ticks = 0
+        self._step = cfg.max_step
         self.seeds = self._seed_library()
 
     # -- kinematics -----------------------------------------------------------------------------
@@ -249,15 +254,18 @@ class ArmSolver:
         near = (q - lo < 0.05 * (hi - lo)) | (hi - q < 0.05 * (hi - lo))
         return [np.where(near, np.clip(lo + hi - q, lo, hi), q)] if near.any() else []
 
-    def solve(self, p_star: np.ndarray, R_star: np.ndarray, constraints: LinearConstraints | None = None) -> ArmSolution:
-        """Joints (7,) that bring the end-effector to (p_star (3,), R_star (3, 3)) or as near as reachable."""
+    def solve(self, p_star: np.ndarray, R_star: np.ndarray, constraints: LinearConstraints | None = None,
+              max_step: float | None = None) -> ArmSolution:
+        """Joints (7,) that bring the end-effector to (p_star (3,), R_star (3, 3)) or as near as
+        reachable; ``max_step`` (rad) narrows this tick's trust region (an engage easing in)."""
         t0 = time.perf_counter()
         cfg = self.cfg
         q_prev = self.q.copy()
         jumped = self._jumped(q_prev, p_star, R_star)
         near = constraints is not None and constraints.G.size > 0
         # Near the other arm the separation rows are linearised: small steps keep them honest.
-        step = np.full(self.nq, cfg.max_step_near if near else cfg.max_step)
+        self._step = min(cfg.max_step_near if near else cfg.max_step, np.inf if max_step is None else max_step)
+        step = np.full(self.nq, self._step)
         lo, hi = np.maximum(self.lower, q_prev - step), np.minimum(self.upper, q_prev + step)
         x0 = q_prev.copy()
         x0[self.n:] = np.clip(self.wrist_closed_form(q_prev, R_star, q_prev), lo[self.n:], hi[self.n:])
@@ -277,8 +285,9 @@ class ArmSolver:
         p, R = self.pose(q)
         near = (q - self.lower < LIMIT_EPS) | (self.upper - q < LIMIT_EPS)
         at = tuple(self.chain.joint_names[i] for i in np.flatnonzero(near))
+        limited = status == "reconfiguring" or bool(np.any(np.abs(q - q_prev) >= self._step - 1e-9))
         return ArmSolution(q, float(np.linalg.norm(p - p_star) * 1e3), orientation_error_deg(R, R_star), at, iters,
-                           (time.perf_counter() - t0) * 1e3, status, message)
+                           (time.perf_counter() - t0) * 1e3, status, message, limited)
 
     def _self_motion(self, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, constraints=None) -> np.ndarray:
         """A step along the arm's self-motion (the null space of the palm pose Jacobian) toward the
@@ -328,6 +337,9 @@ class ArmSolver:
         nearest the rest posture becomes the goal: the configuration family the ready pose is in,
         which has room for a person's wrist motions. Returns the SLSQP iterations spent."""
         cands, iters = [q], 0
+        local, nit = self._free_solve(q, p_star, R_star, self.cfg.escape_max_iter)   # where the walk goes
+        cands.append(local)
+        iters += nit
         for start in self.seeds:
             x, nit = self._free_solve(start, p_star, R_star, self.cfg.escape_max_iter)
             cands.append(x)
@@ -337,8 +349,13 @@ class ArmSolver:
         near = [(x, r) for x, (e, r) in zip(cands, errs) if e <= best_e + 5.0]
         best_r = min(r for _, r in near)
         good = [x for x, r in near if r <= best_r + 5.0]
-        pick = min(good, key=lambda x: float(np.sum((x - self.rest) ** 2)))
+        # The walk's own basin unless another family is clearly nearer the rest posture.
+        rest_d = lambda x: float(np.sum((x - self.rest) ** 2))  # noqa: E731
+        pick = min(good, key=rest_d)
+        if any(x is local or x is q for x in good) and rest_d(pick) > rest_d(local) - BRANCH_GAIN:
+            pick = q
         self.goal = None if pick is q else pick
+        self._goal_ticks = 0
         return iters
 
     def _escape(self, q, q_prev, p_star, R_star, iters, status, message):
@@ -346,7 +363,8 @@ class ArmSolver:
         ``escape_error_mm``, look for a nearby configuration that reaches (one start per tick)."""
         cfg = self.cfg
         err, rot = self._errors(q, p_star, R_star)
-        if self.goal is None and err > cfg.escape_error_mm and cfg.escape_starts_per_tick > 0:
+        lagging = bool(np.any(np.abs(q - q_prev) >= self._step - 1e-9))    # still on its way: not stuck
+        if self.goal is None and err > cfg.escape_error_mm and cfg.escape_starts_per_tick > 0 and not lagging:
             starts = self._reflected(q) + self.seeds
             for k in range(cfg.escape_starts_per_tick):
                 x, nit = self._free_solve(starts[(self._seed_turn + k) % len(starts)], p_star, R_star,
@@ -354,10 +372,14 @@ class ArmSolver:
                 iters += nit
                 e, _ = self._errors(x, p_star, R_star)
                 if e < 0.5 * err and np.max(np.abs(x - q_prev)) <= cfg.escape_max_move:
-                    self.goal = x
+                    self.goal, self._goal_ticks = x, 0
                     break
             self._seed_turn = (self._seed_turn + cfg.escape_starts_per_tick) % len(starts)
         if self.goal is None:
+            return q, iters, status, message
+        self._goal_ticks += 1
+        if self._goal_ticks > GOAL_TICKS:
+            self.goal = None                               # chasing a target that keeps moving off: stop
             return q, iters, status, message
         g, nit = self._free_solve(self.goal, p_star, R_star, cfg.max_iter)   # follow the moving target
         iters += nit
@@ -365,11 +387,11 @@ class ArmSolver:
         if e > err + 2.0 or r > rot + 2.0:                # the local answer is as good now: drop the goal
             self.goal = None
             return q, iters, status, message
-        if np.all(np.abs(g - q_prev) <= cfg.max_step):
+        if np.all(np.abs(g - q_prev) <= self._step):
             self.goal = None
             return g, iters, status, message
         self.goal = g
-        return q_prev + np.clip(g - q_prev, -cfg.max_step, cfg.max_step), iters, "reconfiguring", \
+        return q_prev + np.clip(g - q_prev, -self._step, self._step), iters, "reconfiguring", \
             f"moving to a configuration that reaches the target ({err:.0f} mm off from here)"
 
     def reset(self, q: np.ndarray) -> None:

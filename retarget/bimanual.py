@@ -60,6 +60,7 @@ class SideHealth:
     hand_ms: float
     arm_target: tuple | None = None        # (position (3,), rotation (3, 3)) the arm solver was given
     hand_status: str = ""                  # the hand solver's status (converged | iteration_cap | no_descent)
+    arm_limited: bool = False              # the arm's step was held back this tick (trust region, reconfiguring)
 
 
 @dataclass(frozen=True)
@@ -158,8 +159,18 @@ class BimanualRetargeter:
         return p_star, self.rot @ rot_h, local, mask
 
     # -- the tick --------------------------------------------------------------------------------
-    def step(self, inp: OperatorInput) -> RetargetResult:
+    def step(self, inp: OperatorInput, max_step: dict | None = None, start: np.ndarray | None = None) -> RetargetResult:
+        """One control tick. ``max_step`` {side: rad}: those arms move at most that far this tick;
+        ``start`` (58,): their warm start is these joints (the action actually applied). An engage
+        eases in through the retargeter this way, so the path stays continuous and apart."""
         t0 = time.perf_counter()
+        max_step = max_step or {}
+        if start is not None:
+            start = _check_shape("start", start, self.last.shape)
+            for side in max_step:
+                arm_i = self.idx[side][0]
+                self.arms[side].q = start[arm_i].copy()
+                self.last[arm_i] = start[arm_i]
         _check_shape("head_pos", inp.head_pos, (3,))
         _check_shape("head_rot", inp.head_rot, (3, 3))
         unknown = set(inp.hands) - set(SIDES)
@@ -167,7 +178,7 @@ class BimanualRetargeter:
             raise RetargetInputError(f"unknown hand side {sorted(unknown)[0]!r}; valid: 'left' or 'right'")
         dt = self._tick_dt(inp.time)
         out = self.last.copy()
-        sides = {side: self._side(side, inp, inp.hands.get(side), out, dt) for side in SIDES}
+        sides = {side: self._side(side, inp, inp.hands.get(side), out, dt, max_step.get(side)) for side in SIDES}
         self.last = out
         status = max((h.status for h in sides.values()), key=STATUS_ORDER.index)
         return RetargetResult(out, sides, status, (time.perf_counter() - t0) * 1e3)
@@ -267,14 +278,15 @@ class BimanualRetargeter:
             log.warning("retarget %s side held at last good targets: %s", side, message)
         return SideHealth(status, message, np.full(N_NODES, np.nan), np.nan, np.nan, (), 0.0, 0.0)
 
-    def _side(self, side: str, inp: OperatorInput, hand: HandInput | None, out: np.ndarray, dt: float) -> SideHealth:
+    def _side(self, side: str, inp: OperatorInput, hand: HandInput | None, out: np.ndarray, dt: float,
+              max_step: float | None = None) -> SideHealth:
         if hand is None:
             return self._held(side, "no_input", "hand not tracked")
         try:
             p_star, r_star, local, mask = self.targets_for(side, inp, hand)
             p_star, r_star, local = self.filtered_targets(side, p_star, r_star, local, mask, dt)
             sol = self.hands[side].solve(local, mask)      # first: the arm keeps the new hand clear
-            arm = self.arms[side].solve(p_star, r_star, self.separation_constraints(side, out, sol.q))
+            arm = self.arms[side].solve(p_star, r_star, self.separation_constraints(side, out, sol.q), max_step)
             arm_q, hand_q, kept = self.keep_apart(side, arm.q, sol.q, out)
             if not (np.all(np.isfinite(arm.q)) and np.all(np.isfinite(sol.q))):
                 raise FloatingPointError("non-finite joint targets")
@@ -294,4 +306,5 @@ class BimanualRetargeter:
             problems.append("hand solver found no descent from the warm start (kept it)")
         return SideHealth("degraded" if problems else "ok", "; ".join(problems),
                           np.where(mask > 0, sol.residual_mm, np.nan), arm.pos_err_mm, arm.rot_err_deg,
-                          arm.at_limits + sol.at_limits, arm.solve_ms, sol.solve_ms, (p_star, r_star), sol.status)
+                          arm.at_limits + sol.at_limits, arm.solve_ms, sol.solve_ms, (p_star, r_star), sol.status,
+                          arm.limited or bool(kept))

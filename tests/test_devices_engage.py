@@ -96,13 +96,13 @@ def test_engage_anchors_onto_the_robot_wrists_when_given():
         np.testing.assert_allclose(d.frame.hand(side).wrist.position, robot[side], atol=1e-12)
 
 
-@pytest.mark.parametrize("bad, reason", [
-    (dict(stale=True), "stale"),
-    (dict(wrist_tracked=False), "tracking lost: right"),
-    (dict(tracked_nodes=10), "tracking lost: right"),
+@pytest.mark.parametrize("bad, reason, per_side", [
+    (dict(stale=True), "stale", True),
+    (dict(wrist_tracked=False), "tracking lost: right", False),     # hold_per_side off: both hold
+    (dict(tracked_nodes=10), "tracking lost: right", False),
 ])
-def test_dropout_holds_marks_ticks_and_eases_back(bad, reason):
-    cfg = EngageConfig(ease_velocity=0.5)
+def test_dropout_holds_marks_ticks_and_eases_back(bad, reason, per_side):
+    cfg = EngageConfig(ease_velocity=0.5, hold_per_side=per_side)
     gate, q = EngageGate(cfg), np.zeros(58)
     gate.request(True)
     q = _run_ticks(gate, [_reading(i * DT) for i in range(5)], np.full(58, 0.05), q)[-1]
@@ -139,3 +139,78 @@ def test_pinch_held_through_disengage_does_not_reengage_until_released():
     gate.observe(_reading(t[10]), t[10])                                      # released
     assert [gate.observe(_reading(x, pinch=True), x).follow for x in t[11:15]][-1]
 
+
+
+# Action layout of the session: left arm 0-6, right arm 7-13, left hand 14-35, right hand 36-57.
+SIDE_JOINTS = {"left": np.r_[0:7, 14:36], "right": np.r_[7:14, 36:58]}
+ARM_JOINTS = {"left": np.arange(0, 7), "right": np.arange(7, 14)}
+
+
+@pytest.mark.parametrize("bad", [dict(wrist_tracked=False), dict(tracked_nodes=10)])
+def test_one_hand_lost_holds_that_side_only(bad):
+    """Losing one hand used to freeze both arms. Now its side holds, the other keeps following,
+    the tick is marked and says which side."""
+    gate, q = EngageGate(EngageConfig(ease_velocity=0.5), side_joints=SIDE_JOINTS), np.zeros(58)
+    gate.request(True)
+    q = _run_ticks(gate, [_reading(i * DT) for i in range(5)], np.full(58, 0.05), q)[-1]
+    assert gate.state is EngageState.ENGAGED
+    held = q.copy()
+    for i in range(5, 10):
+        d = gate.observe(_reading(i * DT, **bad), i * DT)
+        assert d.follow and d.marked and d.held_sides == ("right",) and "tracking lost: right" in d.reason
+        assert d.frame.right is None and d.frame.left is not None      # the retargeter holds that side
+        q = gate.command(np.full(58, 0.05 + 0.01 * i), q, DT)
+        np.testing.assert_array_equal(q[SIDE_JOINTS["right"]], held[SIDE_JOINTS["right"]])
+        np.testing.assert_allclose(q[SIDE_JOINTS["left"]], 0.05 + 0.01 * i)
+    d = gate.observe(_reading(10 * DT), 10 * DT)                      # the hand is back: it eases
+    assert d.follow and not d.marked and d.held_sides == () and gate.easing_sides == {"right"}
+    q2 = gate.command(np.full(58, 1.0), q, DT)
+    assert np.max(np.abs(q2 - q)[SIDE_JOINTS["right"]]) <= 0.5 * DT + 1e-12
+    both = EngageGate(EngageConfig(), side_joints=SIDE_JOINTS)
+    both.request(True)
+    both.observe(_reading(0.0, wrist_tracked=False, tracked_nodes=0), 0.0)
+    d = both.observe(Reading(OperatorFrame(DT, DT, 1, None, None, device="test"), 0.01, False), DT)
+    assert d.state is EngageState.HOLD and not d.follow                # no hand at all: everything holds
+
+
+def test_a_returning_hand_glides_in_from_the_robot_wrist_at_the_ease_speed():
+    """On return the target starts at the robot's wrist and moves to the operator's hand at
+    ease_speed (operator frame), instead of jumping there."""
+    cfg = EngageConfig(ease_speed=0.1)
+    gate = EngageGate(cfg, side_joints=SIDE_JOINTS)
+    gate.request(True)
+    robot = {"left": np.array([0.4, 0.2, 1.1]), "right": np.array([0.4, -0.2, 1.1])}
+    gate.observe(_reading(0.0), 0.0, robot_wrists=robot)
+    gate.observe(_reading(DT, wrist_tracked=False), DT, robot_wrists=robot)       # right lost
+    # the hand comes back 30 cm from where it was lost, the robot's wrist still where it held
+    path = []
+    for i in range(2, 90):                     # 0.3 m at 0.1 m/s: 75 ticks
+        d = gate.observe(_reading(i * DT, right=(0.4, -0.5, 1.1)), i * DT, robot_wrists=robot)
+        path.append(d.frame.right.wrist.position.copy())
+    path = np.array(path)
+    np.testing.assert_allclose(path[0], robot["right"], atol=1e-12)             # starts at the robot
+    steps = np.linalg.norm(np.diff(path, axis=0), axis=1)
+    assert steps.max() <= cfg.ease_speed * DT + 1e-12                            # glides at ease_speed
+    np.testing.assert_allclose(path[-1], [0.4, -0.5, 1.1], atol=1e-12)           # then follows the hand
+    np.testing.assert_allclose(d.frame.right.keypoints[0], path[-1], atol=1e-12)
+
+
+def test_easing_joint_steps_keep_the_wrist_below_the_cartesian_speed():
+    """The guarantee under the glide: while easing, each side's arm step is scaled so its wrist
+    (given by wrist_positions) moves at most ease_wrist_speed * dt, however the joints are ordered."""
+    lever = np.linspace(0.1, 0.9, 7)
+
+    def wrists(q):          # a stand-in FK: wrist offsets linear in the joints, 0.9 m lever at most
+        return {"left": np.array([lever @ q[0:7], 0.0, 0.0]), "right": np.array([lever @ q[7:14], 0.0, 0.0])}
+
+    cfg = EngageConfig(ease_velocity=1.0, ease_wrist_speed=0.3)
+    gate = EngageGate(cfg, side_joints=SIDE_JOINTS, wrist_positions=wrists, arm_joints=ARM_JOINTS)
+    gate.request(True)
+    q, target = np.zeros(58), np.full(58, 1.0)
+    for i in range(60):
+        d = gate.observe(_reading(i * DT), i * DT)
+        q_new = gate.command(target if d.follow else None, q, DT)
+        for side in ("left", "right"):
+            assert np.linalg.norm(wrists(q_new)[side] - wrists(q)[side]) <= 0.3 * DT + 1e-9
+        q = q_new
+    assert np.abs(q[14:] - 1.0).max() < 1e-9            # the hands themselves eased in joint space

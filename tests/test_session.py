@@ -53,13 +53,23 @@ def test_replayed_stream_reproduces_the_live_joint_targets_bit_exactly(recorded)
 
 
 def test_dropouts_hold_the_robot_and_are_marked(recorded):
+    """A dropout holds what it lost: the whole robot when no usable hand is left, else the side whose
+    hand is lost (the other keeps following: losing one hand used to freeze both arms)."""
     episode, _, take = recorded
-    marked = np.array([r.marked for r in episode.reports])
+    reports = episode.reports
+    marked = np.array([r.marked for r in reports])
     assert marked.any(), "the synthetic operator produced no tracking dropout"
     actions = take.arrays["actions"]
+    sides = {s: np.r_[episode.retargeter.idx[s]] for s in ("left", "right")}
+    one_side = 0
     for t in np.flatnonzero(marked):
-        if t > 0:
-            np.testing.assert_array_equal(actions[t], actions[t - 1])     # held: the same targets
+        if t == 0:
+            continue
+        held = reports[t].held_sides or ("left", "right")
+        for side in held:
+            np.testing.assert_array_equal(actions[t][sides[side]], actions[t - 1][sides[side]])
+        one_side += len(reports[t].held_sides) == 1
+    assert one_side > 0, "no single-hand dropout: the test does not see per-side holding"
     assert take.arrays["flags"][marked, 1].all()                          # 'held' flag recorded
 
 

@@ -11,11 +11,13 @@ task's reset, the retargeter's solvers, filters and clock, the engage gate and t
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+import mujoco
 import numpy as np
 
 from devices.base import Device, Reading
@@ -44,6 +46,7 @@ class TickReport:
     score: object                # the task runtime's TickScore for this tick
     instruction: str
     residual_mm: float           # median hand keypoint residual over tracked hands (NaN: none)
+    held_sides: tuple = ()       # sides holding while the other follows (that hand's tracking lost)
 
     # The score's figures, read through (the UI and reports use them by these names).
     progress = property(lambda self: self.score.progress)
@@ -61,8 +64,29 @@ class SessionError(TeleopError):
     """A session was asked for something its state does not allow."""
 
 # Easing ends once the robot is within 0.05 rad of a (possibly moving) target: a person's hand
-# moves ~0.02 rad per tick, so a tighter tolerance would keep the robot easing behind them.
-SESSION_ENGAGE = EngageConfig(ease_velocity=1.0, ease_tolerance=0.05)
+# moves ~0.02 rad per tick, so a tighter tolerance would keep the robot easing behind them. While
+# easing (engage, a hand coming back) no wrist moves faster than EASE_WRIST_SPEED: a returning
+# hand's target glides in from the robot's wrist at that speed (in the operator frame: divided by
+# the retargeter's arm scale), and the joint steps are scaled to it.
+EASE_WRIST_SPEED = 0.25          # m/s, robot wrists
+SESSION_ENGAGE = EngageConfig(ease_velocity=1.0, ease_tolerance=0.05, ease_wrist_speed=EASE_WRIST_SPEED)
+
+
+class WristPositions:
+    """Action vector (58,) -> {side: robot wrist site position (3,)} by forward kinematics on a
+    private MjData (the simulation's own data is never touched)."""
+
+    def __init__(self, scene):
+        self.model = scene.model
+        self.data = mujoco.MjData(scene.model)
+        layout = scene.layout
+        self.qadr = np.array([self.model.joint(n).qposadr[0] for n in layout.action_joints])
+        self.sites = {side: self.model.site(layout.ee_sites[side]).id for side in SIDES}
+
+    def __call__(self, q) -> dict:
+        self.data.qpos[self.qadr] = q
+        mujoco.mj_kinematics(self.model, self.data)
+        return {side: self.data.site_xpos[i].copy() for side, i in self.sites.items()}
 
 
 NO_READING = Reading(None, float("inf"), True, 0)     # what a session without a device reads
@@ -74,7 +98,8 @@ class Session:
     def __init__(self, runtime, retargeter, device: Device | None = None, engage: EngageConfig = SESSION_ENGAGE):
         self.rt, self.retargeter = runtime, retargeter
         self.engage = engage
-        self.gate = EngageGate(engage)
+        self._wrists = WristPositions(runtime.sim.scene)
+        self.gate = self._new_gate()
         self.device: Device | None = None
         self.publishers: list[Publisher] = []
         self.recorder = None
@@ -96,8 +121,20 @@ class Session:
             self.rt.restore(initial_state)
         self.action = self.rt.sim.joint_positions
         self.retargeter.reset(self.action)
-        self.gate = EngageGate(self.engage)
+        self.gate = self._new_gate()
         self.last_report, self.last_frame = None, None
+
+    def _gate_config(self) -> EngageConfig:
+        """The engage settings with the glide speed in the operator frame of this retargeter."""
+        cfg = self.engage
+        if cfg.ease_wrist_speed > 0 and cfg.ease_speed == 0:
+            cfg = dataclasses.replace(cfg, ease_speed=cfg.ease_wrist_speed / self.retargeter.arm_scale())
+        return cfg
+
+    def _new_gate(self) -> EngageGate:
+        idx = self.retargeter.idx
+        return EngageGate(self._gate_config(), side_joints={s: np.r_[idx[s][0], idx[s][1]] for s in SIDES},
+                          wrist_positions=self._wrists, arm_joints={s: idx[s][0] for s in SIDES})
 
     def attach(self, device: Device | None, publishers: tuple[Publisher, ...] | None = None) -> None:
         """Drive the robot with ``device`` (None: none) from the next tick; by default it gets the
@@ -112,6 +149,7 @@ class Session:
         """Retarget with ``retargeter`` from now on (a new operator profile), started at the current pose."""
         retargeter.reset(self.action)
         self.retargeter = retargeter
+        self.gate.config = self._gate_config()
 
     def set_target(self, index: int, value: float) -> None:
         """A joint-panel target: held while no device drives the robot."""
@@ -166,29 +204,37 @@ class Session:
         if not decision.follow:
             return None, 0.0
         t0 = time.perf_counter()
-        result = self.retargeter.step(operator_input(decision.frame))
+        # Easing in (engage, a hand coming back): the arms ease through the retargeter, from the
+        # applied action at the ease speed, so the path is its continuous, separation-checked one
+        # and not a straight joint-space line the gate would draw between two far configurations.
+        easing = SIDES if decision.state is EngageState.EASING else tuple(self.gate.easing_sides)
+        step = float(np.min(self.engage.ease_velocity)) * self.dt
+        result = self.retargeter.step(operator_input(decision.frame), {s: step for s in easing},
+                                      self.action if easing else None)
         return result, (time.perf_counter() - t0) * 1e3
 
     def tick(self) -> TickReport:
         t0 = time.perf_counter()
         reading = self.device.read() if self.device is not None else NO_READING
         self.frames_received, self.last_frame = reading.index, reading.frame
-        anchor = None
-        if self.gate.state in (EngageState.DISENGAGED, EngageState.ARMING, EngageState.HOLD):
-            anchor = operator_wrists(self.retargeter, self._robot_wrists(), reading.frame)
+        # Where the robot's wrists map in the operator frame: the engage anchor, and where a hand
+        # coming back glides in from.
+        anchor = operator_wrists(self.retargeter, self._robot_wrists(), reading.frame)
         # The gate's clock is control time, not the wall: a replay then makes the same decisions.
         decision = self.gate.observe(reading, self.rt.sim.tick * self.dt, robot_wrists=anchor)
         result, retarget_ms = self._retarget(decision)
         target = None if result is None else result.targets
+        unsettled = () if result is None else tuple(s for s, h in result.sides.items() if h.arm_limited)
         # Rounded to float32 once, here: the take stores float32 actions and replay applies them.
-        applied = self.gate.command(target, self.action, self.dt).astype(np.float32)
+        applied = self.gate.command(target, self.action, self.dt, unsettled).astype(np.float32)
         self.action = applied.astype(np.float64)
         score, physics_ms, score_ms = self._advance()
         tick_ms = (time.perf_counter() - t0) * 1e3
         if self.recorder is not None:
             timing = {"wall_time": time.time(), "frame_age_ms": age_to_ms(reading.age), "retarget_ms": retarget_ms,
                       "physics_ms": physics_ms, "score_ms": score_ms, "tick_ms": tick_ms}
-            flags = {"engaged": decision.follow, "held": not decision.follow, "stale": reading.stale}
+            flags = {"engaged": decision.follow, "held": not decision.follow or bool(decision.held_sides),
+                     "stale": reading.stale}
             self.recorder.append(applied, score, timing, frame_to_vector(reading.frame), flags)
         report = self._report(reading, decision, result, retarget_ms, physics_ms, score_ms, tick_ms, score)
         for publish in self.publishers:
@@ -216,7 +262,7 @@ class Session:
             engage_state=self.gate.state.value, marked=decision.marked, reason=decision.reason,
             retarget_status=result.status if result is not None else "idle", score=score,
             instruction=self.rt.instruction,
-            residual_mm=float(np.median(finite)) if finite.size else float("nan"))
+            residual_mm=float(np.median(finite)) if finite.size else float("nan"), held_sides=decision.held_sides)
 
     # -- running ---------------------------------------------------------------------------------
     def run_fast(self, max_ticks: int, until_done: bool = True) -> list[TickReport]:

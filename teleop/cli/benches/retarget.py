@@ -1,8 +1,14 @@
 """Retargeting speed and accuracy: per arm / per hand / per tick times, round-trip and stream errors, jitter.
 
-With the ``bench`` extra installed (dex-retargeting), the same run also retargets the right hand's
-keypoint stream with dex-retargeting's position optimizer and with our hand solver alone (same
-targets, same start, errors by the same FK) and reports both side by side.
+Two operators. The mirrored-robot operator (``retarget.synthetic``: robot motion mapped back through
+the exact inverse of the scaling) gives ground-truth joints: errors against them. The person
+(``teleop.control.synthetic.person``: human arms and iwer-captured hands, frames through the
+headset's message path) has no robot truth: its figures are the arm's error against its target,
+the hand's joint angles against the person's, the pinch gap, one-tick jumps and jitter.
+
+With the ``bench`` extra installed (dex-retargeting), the right hand's keypoint stream of each
+operator is also retargeted by dex-retargeting's position optimizer and by our hand solver alone
+(same targets, same start) and both are reported side by side.
 """
 from __future__ import annotations
 
@@ -11,6 +17,8 @@ import numpy as np
 from retarget import OperatorProfile, compare, load_config
 from retarget.filters import OneEuro
 from retarget.synthetic import RobotToHuman, smooth_trajectory
+from teleop.control.operator_map import operator_input
+from teleop.control.synthetic.person import HumanOperator, session_motion
 from teleop.sim.scene import build_scene
 from teleop.core.seeding import stable_rng
 
@@ -23,6 +31,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--poses", type=int, default=20, help="random round-trip poses (default 20)")
     parser.add_argument("--noise-mm", type=float, default=1.0, help="keypoint noise of the stream (default 1)")
     parser.add_argument("--no-dex", action="store_true", help="skip the dex-retargeting comparison")
+    parser.add_argument("--human-seconds", type=float, default=20.0,
+                        help="length of the person operator's session (default 20 s; 0 skips it)")
 
 
 def _pct(x, q) -> float:
@@ -113,6 +123,103 @@ def _versus_dex(scene, cfg, ticks: int, noise_m: float) -> dict:
             "err_ratio_vs_dex_retargeting": round(mine["stream_err_mm_median"] / theirs["stream_err_mm_median"], 3)}
 
 
+# Robot flexion joint (config order index found by name) for each anatomical joint of the person.
+FLEX_JOINTS = {"thumb_mcp": "thumb_mcp_flex", "thumb_ip": "thumb_ip",
+               **{f"{f}_{j}": f"{f}_{'mcp_flex' if j == 'mcp' else j}" for f in ("index", "middle", "ring", "little")
+                  for j in ("mcp", "pip", "dip")}}
+
+
+def _human_stream(rt, seconds: float, noise_mm: float):
+    """The person's session through the message path: (operator inputs, the person's anatomical
+    flexion angles per tick (T, 14) per side, their thumb-index gap (T,) per side)."""
+    op = HumanOperator(keypoint_noise_mm=noise_mm, seed=1)
+    clean = HumanOperator()
+    motion = session_motion(seconds)
+    inputs, angles, gaps = [], {s: [] for s in SIDES}, {s: [] for s in SIDES}
+    for k in range(int(seconds / 0.04) + 1):
+        t = k * 0.04
+        states = motion.states(t)
+        inputs.append(operator_input(op.frame(k, t, states)))
+        for side in SIDES:
+            pose = clean.hands[side].pose(states[side].shape)
+            hum = clean.hands[side].angles(states[side].shape)
+            angles[side].append([hum[a][0] for a in FLEX_JOINTS])
+            gaps[side].append(float(np.linalg.norm(pose[4, :3, 3] - pose[9, :3, 3])))
+    return inputs, {s: np.array(v) for s, v in angles.items()}, {s: np.array(v) for s, v in gaps.items()}
+
+
+def _hand_likeness(solver, q: np.ndarray, human_angles: np.ndarray, human_gap: np.ndarray) -> dict:
+    """Joint angles against the person's (deg) and the thumb-index gap while the person pinches (mm)."""
+    names = [n.removeprefix(f"{solver.side}_") for n in solver.chain.joint_names]
+    cols = [names.index(FLEX_JOINTS[a]) for a in FLEX_JOINTS]
+    err = np.degrees(np.abs(-q[:, cols] - human_angles))
+    pinching = human_gap < 0.01
+    gap = np.array([np.linalg.norm(np.subtract(*solver.keypoints(x)[[4, 8]])) for x in q[pinching]]) * 1e3
+    return {"joint_err_deg_median": _pct(err, 50), "joint_err_deg_p95": _pct(err, 95),
+            "pinch_gap_mm_median": _pct(gap, 50) if gap.size else None,
+            "pinch_gap_mm_max": round(float(gap.max()), 3) if gap.size else None}
+
+
+def _human(scene, cfg, seconds: float, noise_m: float) -> tuple[dict, dict]:
+    """The person operator: (figures, data for the dex comparison)."""
+    op = HumanOperator()
+    rt = cfg.build(scene, op.profile)
+    inputs, angles, gaps = _human_stream(rt, seconds, noise_m * 1e3)
+    for inp in inputs[:15]:
+        rt.step(inp)                              # warm-up from the ready pose (a jump, not measured)
+    rt = cfg.build(scene, op.profile)
+    out, tick_ms, arm_err, rot_err, targets = [], [], [], [], []
+    for inp in inputs:
+        res = rt.step(inp)
+        out.append(res.targets)
+        tick_ms.append(res.solve_ms)
+        arm_err += [res.sides[s].arm_pos_err_mm for s in SIDES]
+        rot_err += [res.sides[s].arm_rot_err_deg for s in SIDES]
+        targets.append(rt.targets_for("right", inp, inp.hands["right"])[2])
+    warm = 25                                     # the first second: engaging onto the start pose
+    out, dt = np.array(out), scene.control_dt
+    jumps = np.abs(np.diff(out[warm:], axis=0))
+    arm_cols = np.r_[rt.idx["left"][0], rt.idx["right"][0]]
+    hand_cols = np.r_[rt.idx["left"][1], rt.idx["right"][1]]
+    jitter = float(np.sqrt(np.mean(np.diff(out[warm:], 2, axis=0) ** 2))) / dt ** 2
+    figures = {"ticks": len(inputs), "noise_mm": noise_m * 1e3, "tick_ms_p50": _pct(tick_ms[warm:], 50),
+               "tick_ms_p99": _pct(tick_ms[warm:], 99),
+               "arm_err_mm_median": _pct(arm_err[2 * warm:], 50), "arm_err_mm_p95": _pct(arm_err[2 * warm:], 95),
+               "arm_rot_err_deg_median": _pct(rot_err[2 * warm:], 50),
+               "max_arm_jump_rad": round(float(jumps[:, arm_cols].max()), 3),
+               "max_hand_jump_rad": round(float(jumps[:, hand_cols].max()), 3), "jitter_rad_per_s2": round(jitter, 3),
+               "min_separation_mm": round(min(rt.separation(q) for q in out[warm:]) * 1e3, 1)}
+    for side in SIDES:
+        solver = rt.hands[side]
+        figures[f"{side}_hand"] = _hand_likeness(solver, out[warm:, rt.idx[side][1]], angles[side][warm:],
+                                                 gaps[side][warm:])
+    hand_i = rt.idx["right"][1]
+    return figures, {"targets": np.array(targets), "q": out[:, hand_i], "angles": angles["right"],
+                     "gaps": gaps["right"], "q0": cfg.build(scene, op.profile).last[hand_i].copy(), "warm": warm}
+
+
+def _human_versus_dex(scene, cfg, data) -> dict:
+    """dex-retargeting and our hand solver on the person's right-hand targets, side by side."""
+    from retarget.hand import HandSolver
+    ours = HandSolver(scene.model, cfg.hand, "right")
+    dex = compare.DexHand(ours)
+    targets, q0, warm, dt = data["targets"], data["q0"], data["warm"], scene.control_dt
+    compare.run_dex(dex, targets[:20], q0)
+    compare.run_ours(ours, targets[:20], q0)
+    out = {}
+    for name, run in (("dex_retargeting", compare.run_dex(dex, targets, q0)),
+                      ("ours_hand", compare.run_ours(ours, targets, q0, OneEuro(cfg.hand_filter), dt))):
+        q = run.q[warm:]
+        fig = _hand_likeness(ours, q, data["angles"][warm:], data["gaps"][warm:])
+        kp = np.array([ours.keypoints(x) for x in q])
+        fig.update({"hand_ms_p50": _pct(run.ms[warm:], 50), "hand_ms_p99": _pct(run.ms[warm:], 99),
+                    "tip_err_mm_median": _pct(np.linalg.norm(kp[:, [4, 8, 12, 16, 20]]
+                                                             - targets[warm:, [4, 8, 12, 16, 20]], axis=2) * 1e3, 50),
+                    "jitter_rad_per_s2": round(float(np.sqrt(np.mean(np.diff(q, 2, axis=0) ** 2))) / dt ** 2, 3)})
+        out[name] = fig
+    return out
+
+
 def run(args) -> dict:
     scene = build_scene()
     cfg = load_config()
@@ -136,6 +243,13 @@ def run(args) -> dict:
         "limit_violations": s["violations"] + rt_viol,
         "ticks": args.ticks, "poses": args.poses, "noise_mm": args.noise_mm,
     }
-    if compare.dex_available() and not getattr(args, "no_dex", False):
+    with_dex = compare.dex_available() and not getattr(args, "no_dex", False)
+    if with_dex:
         out.update(_versus_dex(scene, cfg, args.ticks, args.noise_mm / 1e3))
+    seconds = getattr(args, "human_seconds", 20.0)
+    if seconds > 0:
+        human, data = _human(scene, cfg, seconds, args.noise_mm / 1e3)
+        if with_dex:
+            human["versus_dex_retargeting"] = _human_versus_dex(scene, cfg, data)
+        out["human_operator"] = human
     return out

@@ -391,3 +391,26 @@ def device_stream(operator: HumanOperator, motion: Motion, engage_at: float = 0.
     def stream(t: float, sequence: int, received: float) -> OperatorFrame:
         return operator.frame(sequence, t, motion.states(t), received, engage=t >= engage_at)
     return stream
+
+
+def session_motion(seconds: float = 20.0) -> Motion:
+    """A person's 20 s at the table (benchmarks): both arms reach sideways, up and forward to 97 %
+    of their reach, sweep the wrist (flexion, deviation, forearm turn), while the hands run through
+    relaxed, half and full pinch, point and a fist. The two sides are mirror images, half a phase apart."""
+    e97 = reach_elbow_deg(0.97)
+    arms = [arm(), arm(0, 90, 0, e97), arm(), arm(80, 10, 0, e97), arm(), arm(0, 0, 0, e97), arm(),
+            arm(wrist_flexion=70), arm(wrist_flexion=-10), arm(deviation=25), arm(deviation=-15),
+            arm(supination=120), arm()]
+    shapes = [relaxed_shape(), pinch_shape(0.5), pinch_shape(), relaxed_shape(), point_shape(), fist_shape(0.6),
+              fist_shape(), relaxed_shape()]
+    keys = {}
+    for k, side in enumerate(SIDES):
+        ks, t, i = [Key(0.0, arms[0], shapes[0]), Key(1.0, arms[0], shapes[0])], 1.0, 0
+        step = (seconds - 1.0) / (len(arms) - 1)
+        while t + step <= seconds + 1e-9:
+            t += step
+            i += 1
+            ks.append(Key(t, arms[(i + k) % len(arms)] if i < len(arms) else arms[0],
+                          shapes[(i + 3 * k) % len(shapes)]))
+        keys[side] = ks
+    return Motion(keys)

@@ -48,6 +48,8 @@ class HandConfig:
     bone_weight: float = 0.0                    # bone-direction terms (0: positions only, the old cost)
     contact_distance: tuple = (0.01, 0.04)      # m: thumb-fingertip gap where positions fully / no longer
                                                 # take over from bone directions (robot scale)
+    curl_contact: tuple = (0.0, 0.0)            # digit curl (1 - base-to-tip / digit length) where positions
+                                                # start / fully take over: a grasp ((0, 0): off)
     temporal_weight: float = 1e-5               # per rad^2, against 1 m^2 of weighted keypoint error
     rest_weight: float = 1e-7
     damping: float = 1e-7                       # Levenberg-Marquardt floor
@@ -71,6 +73,9 @@ class HandConfig:
         cd = self.contact_distance
         if len(cd) != 2 or not (0 <= float(cd[0]) < float(cd[1])):
             raise ConfigError(f"{w}.contact_distance: need [near, far] with 0 <= near < far, got {cd!r}")
+        cc = self.curl_contact
+        if len(cc) != 2 or not (0 <= float(cc[0]) <= float(cc[1]) <= 1):
+            raise ConfigError(f"{w}.curl_contact: need [start, full] with 0 <= start <= full <= 1, got {cc!r}")
         self.keypoint_weight_vector()
 
     def joint_names(self, side: str) -> tuple[str, ...]:

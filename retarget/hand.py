@@ -3,7 +3,8 @@
 Cost over the free joint variables u (coupled joints follow q = C u + c0), p_k(q) the robot keypoints
 and t_k the human keypoints, both in the robot palm frame (human ones scaled by the hand scale)::
 
-    sum_k w_k s_d(k) |p_k - t_k|^2                                   positions (contact regime)
+    sum_k w_k s_d(k) |p_k - t_k|^2                                   positions (contact regime;
+                                                                       s = 1 at a digit's base node)
   + sum_b w_b (1 - s_d(b)) |(p_j - p_i) - L_b (t_j - t_i)/|t_j - t_i||^2   bones (proportion regime)
   + sum_f w_f(t) |(p_th - p_f) - (t_th - t_f)|^2                      pinch vectors
   + lambda_t |u - u_prev|^2 + lambda_0 |u - u_rest|^2
@@ -143,6 +144,7 @@ class HandSolver:
         self._bone_rows[np.arange(len(BONES)), self._bone_j] = 1.0
         self._bone_rows[np.arange(len(BONES)), self._bone_i] = -1.0
         self._bone_w = self.weights[self._bone_j]       # a bone weighs as its distal node
+        self._digit_reach = self.bone_lengths.reshape(len(DIGITS), 3).sum(axis=1)   # straight digit, base to tip
         self._p = None                                   # keypoints (world) at the last FK of a solve
 
     # -- kinematics in the palm frame ------------------------------------------------------------
@@ -189,7 +191,18 @@ class HandSolver:
         s = smoothstep((far - np.sqrt(np.einsum("ij,ij->i", diff, diff))) / (far - near))
         if mask is not None:
             s = s * mask[TIPS[0]] * mask[self._tips]
-        return np.r_[s.max(), s]
+        s = np.r_[s.max(), s]
+        lo, hi = self.cfg.curl_contact
+        if hi > lo:
+            # A curled digit (its tip near its base: a grasp) is in contact with what it holds.
+            chains = self._chains
+            span = np.sqrt(np.sum((target[chains[:, 3]] - target[chains[:, 0]]) ** 2, axis=1))
+            curl = 1.0 - span / self._digit_reach
+            c = smoothstep((curl - lo) / (hi - lo))
+            if mask is not None:
+                c = c * mask[chains[:, 0]] * mask[chains[:, 3]]
+            s = np.maximum(s, c)
+        return s
 
     def terms(self, target: np.ndarray, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(A (R, K), B (R, 3)): the data cost is |A p - B|^2 (Frobenius) for keypoints p (K, 3) in
@@ -203,6 +216,7 @@ class HandSolver:
         w = self.weights if mask is None else self.weights * mask
         s = self.contact(target, mask)
         node_s = np.r_[1.0, s[self._digit_of_node[1:]]]
+        node_s[self._chains[:, 0]] = 1.0      # digit bases: fixed on the palm, or placed by the palm arch
         diff = target[TIPS[0]] - target[self._tips]
         pinch = self.cfg.pinch_weight / (1.0 + np.einsum("ij,ij->i", diff, diff) / self.cfg.pinch_distance ** 2)
         if mask is not None:

@@ -53,13 +53,21 @@ def _cost_by_definition(hs, u, target, mask, u_prev):
     x = np.clip((far - d) / (far - near), 0, 1)
     s_f = x * x * (3 - 2 * x) * mask[4] * mask[tips]
     s = np.r_[s_f.max(), s_f]                                    # thumb, index .. little
+    nk = hs.neutral_keypoints
+    chains = [(1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11, 12), (13, 14, 15, 16), (17, 18, 19, 20)]
+    lo, hi = cfg.curl_contact
+    for k, c in enumerate(chains):                               # a curled digit: positions too
+        reach = sum(np.linalg.norm(nk[j] - nk[i]) for i, j in zip(c[:-1], c[1:]))
+        curl = 1 - np.linalg.norm(target[c[3]] - target[c[0]]) / reach
+        y = np.clip((curl - lo) / (hi - lo), 0, 1)
+        s[k] = max(s[k], y * y * (3 - 2 * y) * mask[c[0]] * mask[c[3]])
     digit = [-1] + [k for k in range(5) for _ in range(4)]
     node_s = np.array([1.0] + [s[k] for k in digit[1:]])
+    node_s[[1, 5, 9, 13, 17]] = 1.0                              # digit bases: always positions
     cost = np.sum(w * node_s * np.sum((p - target) ** 2, axis=1))
     pw = cfg.pinch_weight / (1 + (d / cfg.pinch_distance) ** 2) * mask[4] * mask[tips]
     cost += np.sum(pw * np.sum(((p[4] - p[tips]) - (target[4] - target[tips])) ** 2, axis=1))
-    nk = hs.neutral_keypoints
-    for k, chain in enumerate([(1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11, 12), (13, 14, 15, 16), (17, 18, 19, 20)]):
+    for k, chain in enumerate(chains):
         for i, j in zip(chain[:-1], chain[1:]):
             v = target[j] - target[i]
             want = np.linalg.norm(nk[j] - nk[i]) * v / np.linalg.norm(v)
@@ -79,6 +87,7 @@ def test_residual_jacobian_finite_differences_and_cost(scene, cfg):
     u_prev = rng.uniform(hs.lo, hs.hi)
     target = hs.keypoints(hs.q_of(rng.uniform(hs.lo, hs.hi)))
     target[8] = target[4] + [0.004, 0.01, 0.0]                   # index in a near-pinch: mixed regime
+    target[20] = target[17] + 0.45 * (target[20] - target[17])   # little finger curled: mixed regime
     mask = np.ones(21)
     mask[[7, 12]] = 0.0                                           # a joint node and a fingertip
     A, B = hs.terms(target, mask)

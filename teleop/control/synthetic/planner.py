@@ -12,6 +12,8 @@ from teleop.control.synthetic.script import Script, Step
 SPEED = 0.35            # m/s: an unhurried reach
 MIN_MOVE_S = 0.4
 SETTLE_S = 1.0          # still hands at the start, like an operator who has just engaged
+CLEAR_DIST = 0.30       # m: an idle hand this near where the other hand is going moves aside
+ASIDE = np.array([-0.08, 0.10, 0.05])   # back, outward (+y on the left, mirrored), up
 
 
 def palm_rotation(pitch: float, yaw: float = 0.0) -> np.ndarray:
@@ -101,6 +103,22 @@ class Planner:
             self._auto = "left" if self.q.geom(step.args["handle"])[1] >= 0 else "right"
         return self._auto
 
+    def _clear_way(self, side: str, point: np.ndarray) -> None:
+        """The other hand, idle at home (holding nothing), moves aside when this hand is going near
+        it, as a person moves a resting hand out of the way. (Before the two arms collided, a hand
+        placing next to the idle one went through it.)"""
+        other = "left" if side == "right" else "right"
+        plan, home = self.sides[other], self.home[other].pos
+        if other in self._held or np.linalg.norm(plan.last.pos - home) > 0.02:
+            return
+        if np.linalg.norm(plan.last.pos - point) > CLEAR_DIST:
+            return
+        t = self.sides[side].t
+        if plan.t < t:
+            plan.wait(t - plan.t)
+        outward = 1.0 if other == "left" else -1.0
+        plan.go(home + ASIDE * [1.0, outward, 1.0], duration=1.0)
+
     # -- steps ---------------------------------------------------------------------------------
     def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         if a.get("style", "top") == "side":
@@ -112,6 +130,7 @@ class Planner:
         top = self._extent(name)[1][2]
         grip_at = np.array([centre[0] - a.get("reach", 0.07), centre[1], top + a.get("height", 0.12) - 0.05])
         grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
+        self._clear_way(side, grip_at)
         # Pre-shape the hand on the way down, as people do: fingers half curled clear the table.
         preshape = a.get("preshape", 0.0)
         plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=preshape, grasp=a.get("grasp", "power"))
@@ -158,6 +177,7 @@ class Planner:
         # target's top, over its centre, then lower it by ``lower`` and let go.
         held, grip_offset, half_height = self._held.get(side, (None, np.zeros(3), 0.0))
         above = np.r_[centre[:2], hi[2] + half_height + a.get("above", 0.12)] - grip_offset
+        self._clear_way(side, above)
         transit = max(plan.last.pos[2], above[2]) + a.get("transit", 0.04)   # over, never through
         plan.go(np.r_[plan.last.pos[:2], transit], grip=1.0)
         plan.go(np.r_[above[:2], transit])
@@ -230,8 +250,12 @@ class Planner:
 
     @staticmethod
     def _let_go(plan: SidePlan, a: dict) -> None:
-        """Open the hand, then swing the thumb out of the palm so nothing stays wedged in it."""
+        """Open the hand, then swing the thumb out of the palm so nothing stays wedged in it.
+        ``lift_off`` (m): first lift the open hand off the object, so the thumb swinging out does
+        not push it (a round object set down on a flat top rolls)."""
         plan.go(grip=0.0, duration=a.get("open_s", 0.5))
+        if a.get("lift_off", 0.0) > 0:
+            plan.go(plan.last.pos + [0.0, 0.0, a["lift_off"]], duration=0.4)
         plan.go(grip=1.0, grasp="release", duration=a.get("spread_s", 0.4))
 
     def _wait(self, plan: SidePlan, side: str, a: dict) -> None:

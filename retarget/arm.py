@@ -97,6 +97,7 @@ def orientation_error_deg(R: np.ndarray, R_star: np.ndarray) -> float:
 SLSQP_MODES = {0: "converged", 9: "iteration cap"}
 NULL_LEVER = 0.3           # m: palm rotation counted as the motion of a point this far out
 BRANCH_GAIN = 1.0          # rad^2 nearer the rest posture another configuration family must be to move to it
+PREDICT_DEG = 1.0          # the palm target turned less than this since the last tick: SLSQP alone follows
 GOAL_TICKS = 75            # a goal not reached in 3 s (the target keeps moving off) is dropped
 
 
@@ -118,7 +119,7 @@ class ArmSolver:
         self.rest = self.q.copy()                 # the posture the redundancy is settled toward
         self.chain.fk(self.q)
         self.shoulder = self.chain.body_frame(cfg.shoulder_body.format(side=side))[0]
-        self._key = None
+        self._key, self._args = None, None
         self.direct_slsqp = True           # False: through scipy.optimize.minimize (same SLSQP, slower)
         self.goal: np.ndarray | None = None      # a better configuration the arm is moving to
         self._last_target = None
@@ -203,8 +204,11 @@ class ArmSolver:
         tick converges in two or three iterations instead of ten.
         """
         cfg = self.cfg
-        p, _ = self.pose(x0)
-        Jp, Jr = self._jacobians(p)
+        if self._args is not None:
+            self._eval(x0, *self._args)              # FK at x0, and SLSQP's first evaluation cached
+        else:
+            self.pose(x0)
+        Jp, Jr = self._jacobians(self.chain.data.site_xpos[self.site].copy())
         H = 2 * cfg.position_weight * Jp.T @ Jp + 2 * cfg.orientation_weight * Jr.T @ Jr
         H += (2 * cfg.smoothness_weight + 2 * cfg.posture_weight + 1e-6) * np.eye(self.nq)
         return np.linalg.inv(np.linalg.cholesky(H)).T
@@ -212,6 +216,7 @@ class ArmSolver:
     def _slsqp(self, x0, p_star, R_star, x_prev, lo, hi, constraints: LinearConstraints | None, max_iter: int):
         """One SLSQP solve from x0 inside the box [lo, hi] (and ``constraints``), in preconditioned
         coordinates. Returns (x, iterations, SciPy mode); x never costs more than x0."""
+        self._key, self._args = None, (p_star, R_star, x_prev)
         S = self._preconditioner(x0)
         A = [S, -S]
         b = [x0 - lo, hi - x0]
@@ -224,7 +229,6 @@ class ArmSolver:
             f, g = self._eval(x0 + S @ z, p_star, R_star, x_prev)
             return f, S.T @ g
 
-        self._key = None
         res = minimize_linear(fun, np.zeros(self.nq), A, b, max_iter, self.cfg.ftol, self.direct_slsqp)
         x = np.clip(x0 + S @ res.x, lo, hi)
         if not np.all(np.isfinite(x)):
@@ -261,6 +265,7 @@ class ArmSolver:
         t0 = time.perf_counter()
         cfg = self.cfg
         q_prev = self.q.copy()
+        last = self._last_target
         jumped = self._jumped(q_prev, p_star, R_star)
         near = constraints is not None and constraints.G.size > 0
         # Near the other arm the separation rows are linearised: small steps keep them honest.
@@ -268,7 +273,8 @@ class ArmSolver:
         step = np.full(self.nq, self._step)
         lo, hi = np.maximum(self.lower, q_prev - step), np.minimum(self.upper, q_prev + step)
         x0 = q_prev.copy()
-        x0[self.n:] = np.clip(self.wrist_closed_form(q_prev, R_star, q_prev), lo[self.n:], hi[self.n:])
+        if last is None or orientation_error_deg(last[1], R_star) > PREDICT_DEG:
+            x0[self.n:] = np.clip(self.wrist_closed_form(q_prev, R_star, q_prev), lo[self.n:], hi[self.n:])
         q, iters, mode = self._slsqp(x0, p_star, R_star, q_prev, lo, hi, constraints, cfg.max_iter)
         status = "ok" if mode == 0 else ("iteration_cap" if mode == 9 else "failed")
         message = "" if mode in (0, 9) else f"SLSQP exit mode {mode}: kept the best of start and answer"

@@ -28,6 +28,7 @@ from teleop.core.errors import TeleopError
 
 log = logging.getLogger("retarget")
 SEPARATION_PUSH = 0.02        # m per tick a pair already inside the margin must open up by, at least
+SEPARATION_SLACK = 0.1        # m added to every joint's lever (the levers are measured at the last joints)
 STATUS_ORDER = ("ok", "degraded", "no_input", "held")       # worst last
 
 
@@ -108,7 +109,7 @@ class BimanualRetargeter:
             self.hands[side].reset(self.last[self.idx[side][1]])
             self.filters[side] = (OneEuro(cfg.hand_filter), OneEuro(cfg.wrist_filter),
                                   RotationOneEuro(cfg.rotation_filter, cfg.filter_radius))
-        self.proxies = None
+        self.proxies, self._sep_cache = None, {}
         if cfg.separation.enabled:
             same_model = hand_model is model       # the hand's joints move the proxies too
             self.proxies = {side: SideProxies(model, cfg.separation, cfg.arm.joint_names(side),
@@ -212,9 +213,12 @@ class BimanualRetargeter:
         reach_a, reach_b = own.radius.max() + cfg.activation, them.radius.max()
         lo_a, hi_a = np.minimum(*sa).min(0) - reach_a, np.maximum(*sa).max(0) + reach_a
         lo_b, hi_b = np.minimum(*sb).min(0) - reach_b, np.maximum(*sb).max(0) + reach_b
+        levers = own.levers()                          # per arm joint: farthest capsule point from its axis
+        self._sep_cache[side] = (sb, cfg.activation, levers)   # the other side as it stands, a lower bound
         if np.any(hi_a < lo_b) or np.any(hi_b < lo_a):
             return None                                 # bounding boxes apart: nothing near
         i, _, s, n, d = surface_distances(sa, own.radius, sb, them.radius, within=cfg.activation)
+        self._sep_cache[side] = (sb, min(cfg.activation, float(d.min()) if d.size else np.inf), levers)
         act = d < cfg.activation
         if not act.any():
             return None
@@ -237,7 +241,18 @@ class BimanualRetargeter:
         cfg = self.cfg.separation
         other = "right" if side == "left" else "left"
         own, them = self.proxies[side], self.proxies[other]
-        sb = them.segments(out[self.idx[other][0]], out[self.idx[other][1]])
+        arm_prev, hand_prev = out[self.idx[side][0]], out[self.idx[side][1]]
+        cached = self._sep_cache.pop(side, None)
+        if cached is not None:
+            sb, bound, levers = cached
+            # The constraints saw this hand at the arm's last joints >= bound away. Turning joint j
+            # by dq_j moves no capsule point farther than lever_j |dq_j| (lever_j: its farthest
+            # point from the joint's axis, plus slack for the arm's own motion along the way).
+            moved = float(np.abs(arm_q - arm_prev) @ (levers + SEPARATION_SLACK))
+            if bound - moved >= cfg.margin:
+                return arm_q, hand_q, ""
+        else:
+            sb = them.segments(out[self.idx[other][0]], out[self.idx[other][1]])
 
         def dist(qa, qh):
             d = surface_distances(own.segments(qa, qh), own.radius, sb, them.radius, within=cfg.margin)[4]
@@ -246,7 +261,6 @@ class BimanualRetargeter:
         d_new = dist(arm_q, hand_q)
         if d_new >= cfg.margin:
             return arm_q, hand_q, ""
-        arm_prev, hand_prev = out[self.idx[side][0]], out[self.idx[side][1]]
         floor = min(cfg.margin, dist(arm_prev, hand_prev)) - 1e-4
         if d_new >= floor:
             return arm_q, hand_q, ""

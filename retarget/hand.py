@@ -234,7 +234,9 @@ class HandSolver:
             sw = np.sqrt(bw)[:, None]
             rows.append(self._bone_rows * sw)
             B.append(sw * bones)
-        return np.vstack(rows), np.vstack(B), s, bones
+        A, B = np.vstack(rows), np.vstack(B)
+        keep = A.any(axis=1)                  # rows with no weight (an open digit's positions...) cost work only
+        return A[keep], B[keep], s, bones
 
     def term_matrix(self, target: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """A of :meth:`terms`."""

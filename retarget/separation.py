@@ -118,6 +118,15 @@ class SideProxies:
         self._p = p
         return p[self.a], p[self.b]
 
+    def levers(self) -> np.ndarray:
+        """(7,) per arm joint, the farthest capsule end from its axis at the last :meth:`segments`."""
+        d = self.chain.data
+        axis, anchor = d.xaxis[self.chain.jids], d.xanchor[self.chain.jids]            # (7, 3)
+        rel = self._p[None, :, :] - anchor[:, None, :]                                 # (7, P, 3)
+        along = np.einsum("jpk,jk->jp", rel, axis)
+        perp = np.sum(rel * rel, axis=2) - along ** 2
+        return np.sqrt(np.maximum(perp, 0.0)).max(axis=1) + self.radius.max()
+
     def end_jacobians(self) -> tuple[np.ndarray, np.ndarray]:
         """d(segment ends)/d(arm joints) (S, 3, 7) each, at the last :meth:`segments`."""
         J = self.chain.jacobian(self._p)

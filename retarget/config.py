@@ -160,8 +160,8 @@ class ArmConfig:
     escape_max_iter: int = 20
     escape_max_move: float = 1.2       # rad: only configurations this near (every joint) are moved to
     search_starts: int = 10            # starts of the configuration search after a jump (0: none)
-    jump_mm: float = 60.0              # a target this far (or jump_deg) from the arm is a jump
-    jump_deg: float = 45.0
+    jump_mm: float = 150.0             # a target moved this far (or jump_deg) in a tick, and as far from the arm
+    jump_deg: float = 60.0
     where: str = "arm"
 
     def __post_init__(self):

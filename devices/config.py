@@ -3,7 +3,7 @@
 A config carries everything the rest of the product needs to know about a device, so nothing
 else keys a table on its name:
 
-- ``label`` (what the app's device list shows), ``realtime`` (paced at the control rate by its
+- ``label`` and ``menu_order`` (what the app's device list shows, and where), ``realtime`` (paced at the control rate by its
   own clock), ``per_episode`` (planned / recorded for one episode: rebuilt at every reset) and
   ``in_app`` (offered in the window's device list);
 - its options: the dataclass fields, with ``help`` (and optionally ``flag``) in the field metadata.
@@ -82,6 +82,7 @@ class DeviceConfig(abc.ABC):
     realtime: ClassVar[bool] = True
     per_episode: ClassVar[bool] = False
     in_app: ClassVar[bool] = True
+    menu_order: ClassVar[int] = 100        # position in the window's device list (then by name)
     _registry: ClassVar[dict[str, type["DeviceConfig"]]] = {}
 
     @classmethod

@@ -39,6 +39,7 @@ DEVICE_NAME = "glove"
 @dataclass(frozen=True, kw_only=True)
 class GloveConfig(DeviceConfig):
     label = "Exoskeleton glove (ZeroMQ)"
+    menu_order = 1
     endpoint: str = field(default="tcp://127.0.0.1:5570", metadata={"help": "the glove's ZeroMQ PUB endpoint"})
     haptics_bind: str = field(default="tcp://*:5571", metadata={"help": "where the app's haptics PUB binds"})
     stale_after: float = field(default=0.1, metadata={"help": "seconds after which a frame is stale"})

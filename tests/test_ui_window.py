@@ -107,7 +107,7 @@ def test_collect_review_accept_validate_export(make_window, qtbot, tmp_path):
     win = make_window()
     win.task_panel.picker.select(TASK)
     qtbot.waitUntil(lambda: win.station.snapshot().task_id == TASK, timeout=20000)
-    win.device_panel.choice.setCurrentIndex(0)                     # synthetic operator
+    win.device_panel.choice.setCurrentIndex(win.device_panel.choice.findData("synthetic"))
     qtbot.mouseClick(win.device_panel.connect_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: win.station.snapshot().connected, timeout=10000)
     qtbot.keyClick(win, Qt.Key.Key_Space)                           # record

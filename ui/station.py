@@ -77,7 +77,8 @@ class Station:
     @staticmethod
     def app_devices() -> list[tuple[str, type[DeviceConfig]]]:
         """The devices the window offers, by name, in a stable order."""
-        return [(name, cfg) for name, cfg in sorted(device_configs().items()) if cfg.in_app]
+        configs = [(cfg.menu_order, name, cfg) for name, cfg in device_configs().items() if cfg.in_app]
+        return [(name, cfg) for _, name, cfg in sorted(configs, key=lambda c: c[:2])]
 
     # -- UI-thread API (everything is queued) ---------------------------------------------------
     def start(self) -> None:
@@ -246,6 +247,10 @@ class Station:
             return
         if self.session is None or self.device is None:
             raise TeleopError("connect a device before recording")
+        if self.rt_ticks() > 0:
+            # A take starts from a clean episode: its initial state is the reset state and every
+            # piece of tick state is fresh, so its operator stream replays bit-exactly.
+            self._reset_episode()
         meta = config_meta(None, None)
         self.session.start_recording(self.store, self.operator, self.seed_index, self.episode_index,
                                      device=self.device_config.name, **meta)
@@ -263,6 +268,10 @@ class Station:
             self.session.gate.request(on)
 
     # -- helpers (loop thread) ------------------------------------------------------------------
+    def rt_ticks(self) -> int:
+        """Control ticks since the episode's reset."""
+        return self._bundle.rt.sim.tick if self._bundle is not None else 0
+
     def _reset_episode(self, rebuild: bool = False) -> None:
         """The next episode starts: the session's reset, and a device made for one episode is
         rebuilt from the reset scene (``rebuild`` forces it: a new task)."""

@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from teleop.cli.device_flags import add_device_options, device_options
 from teleop.control.episode import Episode, EpisodeOptions, device_configs, timing_figures
 from teleop.core.paths import default_store
 
@@ -38,15 +39,11 @@ def _print(summary: dict, as_json: bool) -> None:
         print(f"take: {summary['take']}", flush=True)
 
 
-def _device_options(args, config) -> dict:
-    return {o.name: getattr(args, o.name) for o in config.options() if getattr(args, o.name, None) is not None}
-
-
 def _run(args) -> int:
     config = device_configs()[args.device]
     opts = EpisodeOptions(task=args.task, device=args.device, seed_index=args.seed, episode_index=args.episode,
                           realtime=args.realtime, max_seconds=args.max_seconds, retarget_config=args.retarget,
-                          profile=args.profile, device_options=_device_options(args, config))
+                          profile=args.profile, device_options=device_options(args, config))
     episode = Episode(opts)
     store = None
     if not args.no_save:
@@ -71,24 +68,6 @@ def _run(args) -> int:
     return 0
 
 
-def _add_device_options(parser) -> None:
-    """One flag per device option, grouped by device; an option two devices share is one flag."""
-    seen: dict[str, str] = {}
-    for name, config in sorted(device_configs().items()):
-        group = parser.add_argument_group(f"{name} device ({config.label})")
-        for option in config.options():
-            if option.name in seen:
-                continue
-            seen[option.name] = name
-            kind = option.type if option.type is not bool else None
-            default = "" if option.default is None else f" (default {option.default})"
-            if kind is None:
-                group.add_argument(option.flag, dest=option.name, action="store_true", default=None,
-                                   help=option.help)
-            else:
-                group.add_argument(option.flag, dest=option.name, type=kind, help=option.help + default)
-
-
 def register(sub) -> None:
     p = sub.add_parser("record", help="record episodes headless (synthetic, replay, glove or webxr) and report them")
     p.add_argument("--task", help="task id (see `teleop tasks list`); a replay uses its take's task")
@@ -105,5 +84,5 @@ def register(sub) -> None:
     p.add_argument("--no-save", action="store_true", help="run and report without saving a take")
     p.add_argument("--operator", default=os.environ.get("USER", "operator"))
     p.add_argument("--json", action="store_true", help="one JSON line per episode")
-    _add_device_options(p)
+    add_device_options(p, device_configs())
     p.set_defaults(func=_run)

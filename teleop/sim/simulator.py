@@ -81,6 +81,10 @@ class Sim:
             raise TeleopError("action contains NaN or infinite values")
         self.data.ctrl[self.act_idx] = np.clip(action, self.ctrl_low, self.ctrl_high)
         mujoco.mj_step(self.model, self.data, nstep=self.substeps)
+        # mj_step leaves body and site poses at the last substep's START: recompute them for the
+        # state it ends in, so observations and predicates describe that state (the integration
+        # state is untouched: the next mj_step recomputes the same quantities).
+        mujoco.mj_kinematics(self.model, self.data)
         self.tick += 1
         return self.observation()
 

@@ -50,6 +50,8 @@ class EpisodeSource:
     seed_index: int
     episode_index: int
     initial_state: tuple[float, ...] | None = None
+    retarget_config: str = ""                # the retarget configuration (YAML text) it was recorded with
+    operator_profile: str = ""               # the operator profile (YAML text; "" = the default)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,10 +47,51 @@ def device_configs() -> dict[str, type[DeviceConfig]]:
 def config_meta(config_path: str | None, profile_path: str | None) -> dict:
     """Retarget configuration text + hash and the operator profile, for the take's metadata."""
     path = Path(config_path) if config_path else Path(load_config().source)
-    text = path.read_text()
     profile = Path(profile_path).read_text() if profile_path else ""
-    return {"retarget_config": text, "retarget_config_hash": hashlib.sha256(text.encode()).hexdigest()[:16],
-            "operator_profile": profile}
+    return meta_from_texts(path.read_text(), profile)
+
+
+def meta_from_texts(config_text: str, profile_text: str) -> dict:
+    return {"retarget_config": config_text, "retarget_config_hash": config_hash(config_text),
+            "operator_profile": profile_text}
+
+
+def config_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RetargetSetup:
+    """The retarget configuration and operator profile an episode runs with, and why."""
+
+    config_text: str
+    profile_text: str
+    origin: str                 # "default", "--retarget FILE" or "the take's own (hash …)"
+
+    def build(self, scene):
+        with tempfile.TemporaryDirectory() as tmp:      # the loaders read files; the texts are the truth
+            config_file, profile_file = Path(tmp) / "retarget.yaml", Path(tmp) / "profile.yaml"
+            config_file.write_text(self.config_text)
+            profile = None
+            if self.profile_text:
+                profile_file.write_text(self.profile_text)
+                profile = OperatorProfile.load(profile_file)
+            return load_config(config_file).build(scene, profile=profile)
+
+
+def retarget_setup(opts: EpisodeOptions, source) -> RetargetSetup:
+    """A replay re-retargets with the take's own configuration and profile unless ``--retarget``
+    (or ``--profile``) asks for another on purpose; everything else uses the given or default files."""
+    recorded = source is not None and bool(source.retarget_config)
+    if recorded and not opts.retarget_config and not opts.profile:
+        return RetargetSetup(source.retarget_config, source.operator_profile,
+                             f"the take's own (hash {config_hash(source.retarget_config)})")
+    path = Path(opts.retarget_config) if opts.retarget_config else Path(load_config().source)
+    profile = Path(opts.profile).read_text() if opts.profile else ""
+    origin = f"--retarget {opts.retarget_config}" if opts.retarget_config else "default"
+    if recorded:
+        origin += f", re-retargeting a take recorded with hash {config_hash(source.retarget_config)}"
+    return RetargetSetup(path.read_text(), profile, origin)
 
 
 class Episode:
@@ -65,9 +107,8 @@ class Episode:
         self.opts = opts
         self.realtime = self.config.realtime or bool(opts.realtime)
         self.rt = TaskRuntime(opts.task)
-        config = load_config(opts.retarget_config) if opts.retarget_config else load_config()
-        profile = OperatorProfile.load(opts.profile) if opts.profile else None
-        self.retargeter = config.build(self.rt.sim.scene, profile=profile)
+        self.retarget = retarget_setup(opts, source)
+        self.retargeter = self.retarget.build(self.rt.sim.scene)
         self.session = Session(self.rt, self.retargeter)
         self.device = None
         self.reports: list = []
@@ -99,7 +140,7 @@ class Episode:
         if store is not None:
             self.session.start_recording(store, operator, self.opts.seed_index, self.opts.episode_index,
                                          device=self.config.name,
-                                         **config_meta(self.opts.retarget_config, self.opts.profile))
+                                         **meta_from_texts(self.retarget.config_text, self.retarget.profile_text))
         self.device.connect()
         try:
             if on_connect is not None:

@@ -55,6 +55,7 @@ def _run(args) -> int:
     def on_connect(device) -> None:           # once: the device now knows its real address
         if not announced:
             print(device.connection_info().banner(), file=sys.stderr, flush=True)
+            print(f"retarget configuration: {episode.retarget.origin}", file=sys.stderr, flush=True)
             announced.append(True)
 
     def on_episode(result, take, reports) -> None:

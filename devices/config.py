@@ -110,8 +110,9 @@ class DeviceConfig(abc.ABC):
         for f in dataclasses.fields(cls):
             if not f.init:
                 continue
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            default = None if required else (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+            has_factory = f.default_factory is not dataclasses.MISSING
+            required = f.default is dataclasses.MISSING and not has_factory
+            default = None if required else (f.default_factory() if has_factory else f.default)  # type: ignore[operator]
             flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
             out.append(Option(f.name, _option_type(hints[f.name]), default, f.metadata.get("help", ""), flag, required))
         return tuple(out)

@@ -17,15 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# The project's conventions, re-exported: they are part of the device-neutral frame's vocabulary.
+from teleop.core.conventions import FINGERTIP_NODES as FINGERTIP_NODES, NODE_NAMES as NODE_NAMES, NUM_NODES, SIDES
 from teleop.core.errors import TeleopError, choices
 
-SIDES = ("left", "right")
-NUM_NODES = 21
-NODE_NAMES = ("wrist",
-              "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip",
-              *(f"{d}_{j}" for d in ("index", "middle", "ring", "little")
-                for j in ("mcp", "pip", "dip", "tip")))
-FINGERTIP_NODES = (4, 8, 12, 16, 20)   # thumb first, like the robot's fingertip sites
 IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)
 
 

@@ -17,14 +17,12 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from teleop.core.conventions import FINGERTIP_NODES, NODE_NAMES, NUM_NODES, SIDES
 from teleop.core.errors import ConfigError, TeleopError, choices
 
-NODE_NAMES = ("wrist", "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip",
-              *(f"{d}_{n}" for d in ("index", "middle", "ring", "little") for n in ("mcp", "pip", "dip", "tip")))
-N_NODES = 21
+N_NODES = NUM_NODES
 N_WEBXR = 25
-TIPS = (4, 8, 12, 16, 20)                     # thumb, index, middle, ring, little tips
-SIDES = ("left", "right")
+TIPS = FINGERTIP_NODES                        # thumb, index, middle, ring, little tips
 NODE_MAP_FILE = Path(__file__).parent / "configs" / "webxr_nodes.yaml"
 
 

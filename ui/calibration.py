@@ -8,6 +8,7 @@ import numpy as np
 from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from retarget import CalibrationSample, calibrate
+from teleop.core.conventions import SIDES
 from teleop.core.errors import TeleopError
 from teleop.core.geometry import quat_to_mat
 from teleop.control.operator_map import DEFAULT_HEAD
@@ -22,7 +23,7 @@ def sample_from_frame(pose: str, frame) -> CalibrationSample:
         raise TeleopError("both hands must be tracked to capture a calibration pose")
     head_pos = frame.head.position if frame.head is not None else DEFAULT_HEAD
     head_rot = quat_to_mat(frame.head.quat) if frame.head is not None else np.eye(3)
-    hands = {s: np.asarray(frame.hand(s).keypoints) for s in ("left", "right")}
+    hands = {s: np.asarray(frame.hand(s).keypoints) for s in SIDES}
     return CalibrationSample(pose, np.asarray(head_pos), head_rot, {s: h[0] for s, h in hands.items()}, hands=hands)
 
 

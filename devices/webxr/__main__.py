@@ -7,6 +7,7 @@ import argparse
 import math
 import time
 
+from devices.frame import SIDES
 from devices.webxr.device import WebXRDevice
 
 DEMO_GEOMS = [
@@ -39,10 +40,10 @@ def main(argv=None) -> int:
                 if time.monotonic() - last >= 1.0:
                     stats = dev.stats()
                     reading = dev.read()
-                    hands = [s for s in ("left", "right") if reading.frame and reading.frame.hand(s)]
+                    hands = [s for s in SIDES if reading.frame and reading.frame.hand(s)]
                     dev.publish_hud({"instruction": "Demo: move your hands", "recording": False,
                                      "subtasks": [{"name": f"{s} hand tracked", "done": s in hands}
-                                                  for s in ("left", "right")],
+                                                  for s in SIDES],
                                      "status": f"{stats['frames'] - frames_at_last} frames/s"})
                     print(f"clients {stats['clients']}  frames/s {stats['frames'] - frames_at_last}  "
                           f"hands {hands}  age {reading.age * 1000:.0f} ms  dropped {stats['dropped']}",

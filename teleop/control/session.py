@@ -25,7 +25,7 @@ from recordings.takefile import age_to_ms
 from teleop.control.operator_map import operator_input, operator_wrists
 from teleop.control.publish import DevicePublisher
 from teleop.core.errors import TeleopError
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 
 
 @dataclass(frozen=True)

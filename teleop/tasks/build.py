@@ -18,7 +18,8 @@ import mujoco
 import numpy as np
 
 from teleop.core.errors import ConfigError
-from teleop.robot import SIDES, RobotParams
+from teleop.core.conventions import SIDES
+from teleop.robot import RobotParams
 from teleop.sim.scene import Scene, build_scene
 from teleop.core.seeding import stable_seed
 from teleop.tasks.events import build_events, n_userdata

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 from teleop.tasks.objects import Shape
 from teleop.tasks.spec import TaskSpec
 

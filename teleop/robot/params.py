@@ -7,10 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from teleop.core.conventions import SIDES
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 
 DEFAULT_PARAMS = Path(__file__).with_name("robot.yaml")
 INTEGRATORS = ("euler", "implicit", "implicitfast", "rk4")
@@ -199,12 +198,7 @@ def parse_params(raw: dict, source: str = "<memory>") -> RobotParams:
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> RobotParams:
     """Load and check a robot parameter file."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read robot parameters: {exc}") from exc
-    return parse_params(raw, str(path))
+    return parse_params(load_yaml(path, "robot parameters"), str(path))
 
 
 @lru_cache(maxsize=1)

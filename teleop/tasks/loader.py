@@ -5,9 +5,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 from teleop.tasks.args import SpecError, check_args
 from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, TaskSpec, _parse_object, _req,
                                namespace, parse_predicate)
@@ -131,13 +130,7 @@ def _parse(raw: Any, path: str) -> TaskSpec:
 
 def load_spec(path: str | Path) -> TaskSpec:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: bad YAML: {exc}") from None
-    spec = parse_spec(raw, str(path))
+    spec = parse_spec(load_yaml(path, "task spec"), str(path))
     if path.stem != spec.id:
         raise SpecError("id", f"id {spec.id!r} must match the file name {path.stem!r}", str(path))
     return spec

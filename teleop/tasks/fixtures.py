@@ -1,14 +1,14 @@
 """Fixture kinds of the object library: shelves, slots, racks and articulated fixtures.
 
 Articulated fixtures have one main joint ``{name}_joint`` whose range runs from closed (low) to open
-(high); see :mod:`teleop.tasks.objects` for the conventions.
+(high); see :mod:`teleop.tasks.kinds` for the conventions.
 """
 from __future__ import annotations
 
 import math
 
-from teleop.tasks.objects import (BOX, CAPS, CYL, HINGE, SLIDE, SPHERE, Y_AXIS_QUAT, Interior, Shape, _walls, geom,
-                                  joint, kind)
+from teleop.tasks.kinds import (BOX, CAPS, CYL, HINGE, SLIDE, SPHERE, Y_AXIS_QUAT, Interior, Shape, geom, joint, kind,
+                                walls)
 
 
 # -- static fixtures --------------------------------------------------------------------------
@@ -25,7 +25,7 @@ def _shelf(body, name, p):
 @kind("slot", required=("gap", "depth"), container=True, gap=list, depth=float, wall=float, rgba=list)
 def _slot(body, name, p):
     """A block with a rectangular slot open at the top (cubes are inserted into it)."""
-    interior = _walls(body, name, dict(p, round=False), p["gap"], p["depth"], p["rgba"], 1.0)
+    interior = walls(body, name, dict(p, round=False), p["gap"], p["depth"], p["rgba"], 1.0)
     return Shape(0.0, math.hypot(*p["gap"]) + p["wall"], p["depth"] + p["wall"], tuple(p["gap"]), interior)
 
 
@@ -94,7 +94,7 @@ def _drawer_box(body, name, p):
     drawer = body.add_body(name=f"{name}_drawer", pos=[0, 0, 0.012])
     joint(drawer, f"{name}_joint", SLIDE, (-1, 0, 0), (0, p["travel"]), damping=2.0)
     ip = dict(round=False, wall=0.005)
-    interior = _walls(drawer, f"{name}_drawer", ip, (hx - 0.02, hy - 0.02), hz * 1.2, p["lid_rgba"], 0.3)
+    interior = walls(drawer, f"{name}_drawer", ip, (hx - 0.02, hy - 0.02), hz * 1.2, p["lid_rgba"], 0.3)
     geom(drawer, BOX, (0.005, hy - 0.01, hz * 0.8), pos=(-hx + 0.012, 0, hz * 0.8), rgba=p["lid_rgba"], mass=0.05)
     _bar_handle(drawer, name, x=-hx + 0.007, z=hz * 0.9)
     return Shape(0.0, math.hypot(hx, hy), 2 * hz, (hx, hy), interior, f"{name}_joint", (hx + 0.03, hy))
@@ -126,7 +126,7 @@ def _lever(body, name, p):
 def _capped_bottle(body, name, p):
     """A wide-mouth hollow bottle; a flip cap hinged at its far (+x) rim edge."""
     r, d = p["radius"], p["depth"]
-    interior = _walls(body, name, dict(round=True, wall=0.005), (r, r), d, p["rgba"], 0.3)
+    interior = walls(body, name, dict(round=True, wall=0.005), (r, r), d, p["rgba"], 0.3)
     cap = body.add_body(name=f"{name}_cap", pos=[r + 0.005, 0, d + 0.005])
     joint(cap, f"{name}_joint", HINGE, (0, 1, 0), (0, 2.4), damping=0.05)
     geom(cap, CYL, (r + 0.006, 0.006), pos=(-(r + 0.005), 0, 0.006), rgba=p["lid_rgba"], mass=0.02, name=f"{name}_cap_g")

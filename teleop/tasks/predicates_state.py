@@ -5,7 +5,7 @@ import numpy as np
 
 from teleop.core.conventions import SIDES
 from teleop.tasks.args import Arg
-from teleop.tasks.predicates import Predicate, in_interior, register
+from teleop.tasks.predicate_base import Predicate, in_interior, register
 from teleop.tasks.world import Frame
 
 

@@ -11,7 +11,7 @@ import mujoco
 import numpy as np
 
 from teleop.core.conventions import SIDES
-from teleop.tasks.objects import Shape
+from teleop.tasks.kinds import Shape
 from teleop.tasks.spec import TaskSpec
 
 TABLE_TOP = 0.78

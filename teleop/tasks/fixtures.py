@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from teleop.tasks.kinds import (BOX, CAPS, CYL, HINGE, SLIDE, SPHERE, Y_AXIS_QUAT, Interior, Shape, geom, joint, kind,
-                                walls)
+from teleop.tasks.kinds import (BOX, CAPS, CYL, HINGE, SLIDE, SPHERE, Y_AXIS_QUAT, AutoEvent, Interior, Shape, geom,
+                                joint, kind, walls)
 
 
 # -- static fixtures --------------------------------------------------------------------------
@@ -121,8 +121,8 @@ def _lever(body, name, p):
     return Shape(0.0, 0.12, 0.2, (0.08, 0.08), None, f"{name}_joint", (0.1, 0.12))
 
 
-@kind("capped_bottle", required=(), articulated=True, container=True, radius=float, depth=float, rgba=list,
-      lid_rgba=list)
+@kind("capped_bottle", required=(), articulated=True, container=True, defaults={"radius": 0.035, "depth": 0.13},
+      radius=float, depth=float, rgba=list, lid_rgba=list)
 def _capped_bottle(body, name, p):
     """A wide-mouth hollow bottle; a flip cap hinged at its far (+x) rim edge."""
     r, d = p["radius"], p["depth"]
@@ -150,7 +150,9 @@ def _lift_stand(body, name, p):
     return Shape(0.0, math.hypot(hx, hy) + 0.02, 0.076, (hx, hy), None, f"{name}_joint", (hx + 0.03, hy))
 
 
-@kind("button", required=(), articulated=True, radius=float, travel=float, rgba=list)
+# every button counts its own presses: event ``{name}.presses`` (teleop.tasks.events.PressCounter)
+@kind("button", required=(), articulated=True, defaults={"travel": 0.008, "radius": 0.025},
+      auto_events=(AutoEvent("press_counter", "presses", "button"),), radius=float, travel=float, rgba=list)
 def _button(body, name, p):
     """Push button on a spring: the main joint is its depression (0 = up, open = fully pressed)."""
     r, t = p["radius"], p["travel"]
@@ -164,7 +166,7 @@ def _button(body, name, p):
     return Shape(0.0, r + 0.015, 0.015 + t + 0.016, (r, r), None, f"{name}_joint")
 
 
-@kind("nail", required=(), articulated=True, travel=float, rgba=list)
+@kind("nail", required=(), articulated=True, defaults={"travel": 0.03}, travel=float, rgba=list)
 def _nail(body, name, p):
     """A nail standing in a board below it; hammering drives it down (open = 1 means still up)."""
     n = body.add_body(name=f"{name}_shaft", pos=[0, 0, 0])

@@ -15,8 +15,8 @@ The modules that define kinds (:mod:`items`, :mod:`fixtures`) import this one;
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import mujoco
 
@@ -50,21 +50,33 @@ class Shape:
 
 
 @dataclass(frozen=True)
+class AutoEvent:
+    """A scene event every object of a kind brings without the spec declaring it (a button's press
+    counter): event ``type`` named ``{object}.{suffix}``, its argument ``arg`` naming the object."""
+    type: str
+    suffix: str
+    arg: str
+
+
+@dataclass(frozen=True)
 class Kind:
+    """Everything that differs between kinds, as data: no shared code compares a kind's name."""
     build: Callable[..., Shape]
     params: dict[str, type]       # name -> float | list (of floats) | bool | str
     required: tuple[str, ...]
     articulated: bool = False
     container: bool = False
+    defaults: dict[str, Any] = field(default_factory=dict)   # this kind's own defaults over DEFAULTS
+    auto_events: tuple[AutoEvent, ...] = ()
 
 
 KINDS: dict[str, Kind] = {}
 
 
 def kind(name: str, required: tuple[str, ...] = (), articulated: bool = False, container: bool = False,
-         **params: type):
+         defaults: dict[str, Any] | None = None, auto_events: tuple[AutoEvent, ...] = (), **params: type):
     def deco(fn):
-        KINDS[name] = Kind(fn, params, required, articulated, container)
+        KINDS[name] = Kind(fn, params, required, articulated, container, dict(defaults or {}), auto_events)
         return fn
     return deco
 
@@ -125,13 +137,9 @@ DEFAULTS = {"mass": 0.1, "rgba": [0.7, 0.7, 0.7, 1.0], "lid_rgba": [0.5, 0.5, 0.
             "size": [0.12, 0.15], "travel": 0.08, "pegs": 6.0}
 
 
-KIND_DEFAULTS = {"button": {"travel": 0.008, "radius": 0.025}, "nail": {"travel": 0.03},
-                 "capped_bottle": {"radius": 0.035, "depth": 0.13}}
-
-
 def kind_defaults(kind_name: str) -> dict:
     """Default parameter values of a kind (explicit spec values override them)."""
     k = KINDS[kind_name]
     out = {key: DEFAULTS[key] for key in k.params if key in DEFAULTS and key not in k.required}
-    out.update({key: v for key, v in KIND_DEFAULTS.get(kind_name, {}).items() if key in k.params})
+    out.update({key: v for key, v in k.defaults.items() if key in k.params})
     return out

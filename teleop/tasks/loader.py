@@ -9,7 +9,7 @@ from teleop.core.errors import ConfigError, choices
 from teleop.core.yamlio import load_yaml
 from teleop.tasks.args import SpecError, check_args
 from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, TaskSpec, _parse_object, _req,
-                               namespace, parse_predicate)
+                               automatic_events, namespace, parse_predicate)
 
 TOP_KEYS = ("id", "axis", "instruction", "ordered", "objects", "subtasks", "language_schedule", "max_steps",
             "distractors", "events", "notes", "demos")
@@ -22,7 +22,7 @@ def _events(raw: Any, ns_objects) -> list[EventSpec]:
     if not isinstance(raw, list):
         raise SpecError("events", "must be a list")
     out = []
-    names = [f"{o.name}.presses" for o in ns_objects if o.kind == "button"]   # automatic press counters
+    names = [e.name for e in automatic_events(ns_objects)]          # e.g. every button's press counter
     for i, ev in enumerate(raw):
         where = f"events[{i}]"
         if not isinstance(ev, dict) or ev.get("type") not in EVENTS:
@@ -104,7 +104,7 @@ def _parse(raw: Any, path: str) -> TaskSpec:
         names.append(obj.name)
     objects = tuple(objects)
     events = _events(raw.get("events"), objects)
-    ns = namespace(objects, [f"{o.name}.presses" for o in objects if o.kind == "button"] + [e.name for e in events])
+    ns = namespace(objects, [e.name for e in (*automatic_events(objects), *events)])
     ordered = bool(raw.get("ordered", False))
     subs, earlier = [], []
     for i, s in enumerate(_req(raw, "subtasks", list, "")):

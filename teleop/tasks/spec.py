@@ -183,6 +183,13 @@ def _parse_object(i: int, raw: Any, names: list[str], fixed_names: tuple[str, ..
                       float(raw.get("joint_init", 0.0)), raw.get("covers"))
 
 
+def automatic_events(objects: tuple[ObjectSpec, ...]) -> tuple[EventSpec, ...]:
+    """The events objects bring by their kind (:attr:`Kind.auto_events`, e.g. a button's
+    ``{name}.presses`` counter), in object order; they come before the spec's own events."""
+    return tuple(EventSpec(a.type, f"{o.name}.{a.suffix}", {a.arg: o.name})
+                 for o in objects for a in KINDS[o.kind].auto_events)
+
+
 def namespace(objects: tuple[ObjectSpec, ...], events: list[str]) -> NameSpace:
     names = tuple(o.name for o in objects)
     return NameSpace(names, tuple(o.name for o in objects if KINDS[o.kind].container),

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 
-from teleop.tasks.kinds import BOX, CAPS, CYL, ELL, SPHERE, X_AXIS_QUAT, Shape, geom, kind, walls
+from teleop.tasks.kinds import (BOX, CAPS, CYL, ELL, FLAG, NON_NEGATIVE, POSITIVE, RGBA, SPHERE, X_AXIS_QUAT, Shape,
+                                geom, kind, sizes, walls)
 
 
 # -- rigid items ------------------------------------------------------------------------------
-@kind("box", required=("size",), size=list, mass=float, rgba=list)
+@kind("box", required=("size",), size=sizes(3), mass=POSITIVE, rgba=RGBA)
 def _box(body, name, p):
     hx, hy, hz = p["size"]
     geom(body, BOX, (hx, hy, hz), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g")
@@ -19,28 +20,29 @@ def _box(body, name, p):
 ROUND_CONTACT = dict(condim=6, friction=[1.0, 0.005, 0.002])
 
 
-@kind("sphere", required=("radius",), radius=float, mass=float, rgba=list)
+@kind("sphere", required=("radius",), radius=POSITIVE, mass=POSITIVE, rgba=RGBA)
 def _sphere(body, name, p):
     r = p["radius"]
     geom(body, SPHERE, (r,), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g", **ROUND_CONTACT)
     return Shape(r, r, r)
 
 
-@kind("ellipsoid", required=("radii",), radii=list, mass=float, rgba=list)
+@kind("ellipsoid", required=("radii",), radii=sizes(3), mass=POSITIVE, rgba=RGBA)
 def _ellipsoid(body, name, p):
     rx, ry, rz = p["radii"]
     geom(body, ELL, (rx, ry, rz), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g", **ROUND_CONTACT)
     return Shape(rz, max(rx, ry), rz)
 
 
-@kind("cylinder", required=("radius", "half_height"), radius=float, half_height=float, mass=float, rgba=list)
+@kind("cylinder", required=("radius", "half_height"), radius=POSITIVE, half_height=POSITIVE, mass=POSITIVE, rgba=RGBA)
 def _cylinder(body, name, p):
     r, h = p["radius"], p["half_height"]
     geom(body, CYL, (r, h), rgba=p["rgba"], mass=p["mass"], name=f"{name}_g")
     return Shape(h, r, h, (r * 0.7, r * 0.7))
 
 
-@kind("capsule", required=("radius", "half_length"), radius=float, half_length=float, mass=float, rgba=list)
+@kind("capsule", required=("radius", "half_length"), radius=POSITIVE, half_length=POSITIVE, mass=POSITIVE,
+      rgba=RGBA)
 def _capsule(body, name, p):
     """Lying along x (drumsticks, buns, baguettes, carrots)."""
     r, L = p["radius"], p["half_length"]
@@ -48,7 +50,7 @@ def _capsule(body, name, p):
     return Shape(r, L + r, r)
 
 
-@kind("hammer", required=(), mass=float, rgba=list)
+@kind("hammer", required=(), mass=POSITIVE, rgba=RGBA)
 def _hammer(body, name, p):
     """Handle along x (toward the operator), head across y at the far end."""
     geom(body, BOX, (0.09, 0.012, 0.012), rgba=(0.55, 0.4, 0.25, 1), mass=p["mass"] * 0.4, name=f"{name}_handle")
@@ -58,8 +60,8 @@ def _hammer(body, name, p):
 
 
 # -- containers -------------------------------------------------------------------------------
-@kind("container", required=("inner", "depth"), container=True, inner=list, depth=float, round=bool,
-      wall=float, mass=float, rgba=list, handle=float)
+@kind("container", required=("inner", "depth"), container=True, inner=sizes(1, 2), depth=POSITIVE, round=FLAG,
+      wall=POSITIVE, mass=POSITIVE, rgba=RGBA, handle=NON_NEGATIVE)
 def _container(body, name, p):
     """Open box / bowl / basket / cup / pot / jar / tray; ``inner`` = [hx, hy] or [radius]."""
     inner = p["inner"] if len(p["inner"]) == 2 else [p["inner"][0]] * 2
@@ -72,7 +74,7 @@ def _container(body, name, p):
     return Shape(0.0, r, p["wall"], (inner[0], inner[1]), interior)
 
 
-@kind("cover", required=("inner", "depth"), inner=list, depth=float, wall=float, mass=float, rgba=list)
+@kind("cover", required=("inner", "depth"), inner=sizes(1), depth=POSITIVE, wall=POSITIVE, mass=POSITIVE, rgba=RGBA)
 def _cover(body, name, p):
     """An upside-down cup (memory tasks): origin at its rim, opening downward."""
     hx = p["inner"][0]

@@ -49,6 +49,60 @@ class Shape:
         return self.footprint or (self.radius, self.radius)
 
 
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One typed parameter of a kind and the values its builder (and MuJoCo) accepts, so that
+    ``teleop tasks check`` refuses a spec that ``--build`` would otherwise fail on."""
+    type: type                        # float | list (of numbers) | bool
+    lengths: tuple[int, ...] = ()     # list: the allowed numbers of entries (empty: any)
+    above: float | None = None        # every number > above
+    low: float | None = None          # every number >= low
+    high: float | None = None         # every number <= high
+
+    def describe(self) -> str:
+        if self.type is bool:
+            return "true or false"
+        if self.low is not None and self.high is not None:
+            bound = f" between {self.low:g} and {self.high:g}"
+        else:
+            bound = f" > {self.above:g}" if self.above is not None else f" >= {self.low:g}" if self.low is not None \
+                else ""
+        if self.type is float:
+            return f"a number{bound}"
+        count = " or ".join(map(str, self.lengths)) if self.lengths else "some"
+        return f"a list of {count} numbers{bound}"
+
+    def _in_range(self, v: float) -> bool:
+        return ((self.above is None or v > self.above) and (self.low is None or v >= self.low)
+                and (self.high is None or v <= self.high))
+
+    def problem(self, value: Any) -> str | None:
+        """None when ``value`` is valid, else the message: what a valid value is, and what it got."""
+        if self.type is bool:
+            ok = isinstance(value, bool)
+        elif self.type is float:
+            ok = _is_number(value) and self._in_range(value)
+        else:
+            ok = (isinstance(value, list) and (not self.lengths or len(value) in self.lengths)
+                  and all(_is_number(v) and self._in_range(v) for v in value))
+        return None if ok else f"must be {self.describe()}, got {value!r}"
+
+
+POSITIVE = Param(float, above=0.0)       # lengths, masses, angles: MuJoCo refuses zero and negative sizes
+NON_NEGATIVE = Param(float, low=0.0)
+RGBA = Param(list, (4,), low=0.0, high=1.0)
+FLAG = Param(bool)
+
+
+def sizes(*lengths: int, above: float = 0.0) -> Param:
+    """A list of ``lengths`` positive numbers (half extents, radii); ``above``: a larger minimum."""
+    return Param(list, lengths, above=above)
+
+
 @dataclass(frozen=True)
 class AutoEvent:
     """A scene event every object of a kind brings without the spec declaring it (a button's press
@@ -62,7 +116,7 @@ class AutoEvent:
 class Kind:
     """Everything that differs between kinds, as data: no shared code compares a kind's name."""
     build: Callable[..., Shape]
-    params: dict[str, type]       # name -> float | list (of floats) | bool | str
+    params: dict[str, Param]      # name -> its type and valid values
     required: tuple[str, ...]
     articulated: bool = False
     container: bool = False
@@ -74,7 +128,7 @@ KINDS: dict[str, Kind] = {}
 
 
 def kind(name: str, required: tuple[str, ...] = (), articulated: bool = False, container: bool = False,
-         defaults: dict[str, Any] | None = None, auto_events: tuple[AutoEvent, ...] = (), **params: type):
+         defaults: dict[str, Any] | None = None, auto_events: tuple[AutoEvent, ...] = (), **params: Param):
     def deco(fn):
         KINDS[name] = Kind(fn, params, required, articulated, container, dict(defaults or {}), auto_events)
         return fn

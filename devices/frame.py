@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# The project's conventions, re-exported: they are part of the device-neutral frame's vocabulary.
-from teleop.core.conventions import FINGERTIP_NODES as FINGERTIP_NODES, NODE_NAMES as NODE_NAMES, NUM_NODES, SIDES
+from teleop.core.conventions import NUM_NODES, SIDES
 from teleop.core.errors import TeleopError, choices
 
 IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)
@@ -69,7 +68,7 @@ class Pose:
 
 @dataclass(frozen=True)
 class HandFrame:
-    """One hand. ``keypoints`` (21, 3) and ``tracked`` (21,) bool follow ``NODE_NAMES``.
+    """One hand. ``keypoints`` (21, 3) and ``tracked`` (21,) bool follow ``teleop.core.conventions.NODE_NAMES``.
 
     ``wrist_tracked`` is False when the wrist pose is a nominal placeholder (a glove without a
     tracker). ``raw`` keeps the device's own joints (glove: (20,) angles; WebXR: (25, 7) poses

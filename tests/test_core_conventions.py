@@ -52,7 +52,7 @@ def test_the_re_exports_are_the_same_objects():
     assert devices.SIDES is frame.SIDES is nodes.SIDES is robot.SIDES is SIDES
     assert devices.NODE_NAMES is retarget.NODE_NAMES is NODE_NAMES
     assert frame.NUM_NODES == nodes.N_NODES == NUM_NODES == 21
-    assert frame.FINGERTIP_NODES == nodes.TIPS == FINGERTIP_NODES == (4, 8, 12, 16, 20)
+    assert nodes.TIPS == FINGERTIP_NODES == (4, 8, 12, 16, 20)
 
 
 def test_robot_keypoint_sites_follow_the_node_order():
@@ -87,11 +87,12 @@ def test_the_default_horizon_counts_ticks_of_the_scene_rate(tmp_path):
 
 
 def test_rate_defaults_follow_robot_yaml():
-    from devices.replay import ReplayDevice
+    import numpy as np
+
     from devices.codec import FRAME_COLUMNS
+    from devices.replay import ReplayDevice
     from devices.synthetic import SyntheticOperator
     from recordings.takefile import TakeMeta
-    import numpy as np
     hz = load_params().physics.control_hz
     assert default_control_hz() == hz
     meta = TakeMeta(take_id="t", task_id="x", seed_index=0, episode_index=0, operator="o", model_xml="",

@@ -15,8 +15,8 @@ from typing import Callable
 import mujoco
 import numpy as np
 
-from teleop.core.errors import StateMismatchError, TeleopError
 from teleop.core.conventions import SIDES
+from teleop.core.errors import StateMismatchError, TeleopError
 from teleop.sim.scene import Scene
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION

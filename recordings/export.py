@@ -29,8 +29,10 @@ from recordings.render import stream_specs
 from recordings.stats import GroupStats
 from recordings.store import TakeStore
 from recordings.takefile import DEMO, read_take
+from teleop.core.conventions import SIDES
 from teleop.core.errors import TeleopError, choices
-from teleop.robot import build_robot_spec, load_params
+from teleop.robot import build_robot_spec, default_control_hz, load_params
+from teleop.sim import ACTION_DIM, OBS_DIM
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +70,9 @@ class ExportSummary:
 
 
 def state_names(layout) -> list[str]:
-    """Names of the 130 observation.state channels (see ``Sim.observation``)."""
+    """Names of the ``layout.obs_dim`` observation.state channels (see ``Sim.observation``)."""
     joints = list(layout.action_joints)
-    ee = [f"{side}_wrist.{c}" for side in ("left", "right") for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+    ee = [f"{side}_wrist.{c}" for side in SIDES for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
     return [f"{j}.pos" for j in joints] + [f"{j}.vel" for j in joints] + ee
 
 
@@ -78,8 +80,8 @@ def build_features(subtask_width: int, settings: ExportSettings) -> dict:
     """The LeRobot feature spec shared by every shard of one export."""
     _, layout = build_robot_spec(load_params())
     features = {
-        "action": {"dtype": "float32", "shape": (58,), "names": list(layout.action_joints)},
-        "observation.state": {"dtype": "float32", "shape": (130,), "names": state_names(layout)},
+        "action": {"dtype": "float32", "shape": (len(layout.action_joints),), "names": list(layout.action_joints)},
+        "observation.state": {"dtype": "float32", "shape": (layout.obs_dim,), "names": state_names(layout)},
         "subtask.progress": {"dtype": "float32", "shape": (1,), "names": ["progress"]},
         "subtask.latched": {"dtype": "float32", "shape": (subtask_width,),
                             "names": [f"subtask_{i}" for i in range(subtask_width)]},
@@ -114,7 +116,7 @@ def _peek(path: str) -> tuple[int, float]:
     except (OSError, KeyError, ValueError) as exc:
         raise TakeError(path, f"unreadable take file ({type(exc).__name__}: {exc}); "
                               "fix or delete it, then 'teleop validate' again") from exc
-    return len(meta["subtask_names"]), float(meta.get("control_hz", 25.0))
+    return len(meta["subtask_names"]), float(meta.get("control_hz", default_control_hz()))
 
 
 def _plan(takes: list[PlannedTake], settings: ExportSettings) -> dict:
@@ -197,7 +199,7 @@ def _assemble(takes: list[PlannedTake], jobs: list[ShardJob], plan: dict, work: 
     with contextlib.redirect_stderr(io.StringIO()):     # its tqdm bars ignore TQDM_DISABLE once imported
         aggregate_datasets([settings.repo_id] * len(jobs), settings.repo_id,
                            roots=[Path(j.shard_dir) for j in jobs], aggr_root=target)
-    stats = GroupStats({"action": 58, "observation.state": 130})
+    stats = GroupStats({"action": ACTION_DIM, "observation.state": OBS_DIM})
     with open(target / "meta" / "bidex_episodes.jsonl", "w") as fh:
         for index, planned in enumerate(takes):
             take = read_take(Path(planned.path))

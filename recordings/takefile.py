@@ -27,6 +27,8 @@ import numpy as np
 
 from recordings.errors import TakeError
 from recordings.journal import Column, fsync_dir, read_journal
+from teleop.robot import default_control_hz
+from teleop.sim import ACTION_DIM, OBS_DIM
 
 TIMING = ("wall_time", "frame_age_ms", "retarget_ms", "physics_ms", "score_ms", "tick_ms")
 FLAGS = ("engaged", "held", "stale")
@@ -66,7 +68,7 @@ class TakeMeta:
     frame_columns: tuple[str, ...] = ()
     device: str = "unknown"
     embodiment: str = "bidex_fr3_22dof"
-    control_hz: float = 25.0
+    control_hz: float = field(default_factory=default_control_hz)     # takes carry the rate they ran at
     retarget_config: str = ""
     retarget_config_hash: str = ""
     operator_profile: str = ""
@@ -85,8 +87,8 @@ class TakeMeta:
         return out
 
     def columns(self) -> list[Column]:
-        return [Column("actions", "<f4", (58,)), Column("states", "<f8", (len(self.initial_state),)),
-                Column("obs", "<f4", (130,)), Column("instruction", "<i4", ()),
+        return [Column("actions", "<f4", (ACTION_DIM,)), Column("states", "<f8", (len(self.initial_state),)),
+                Column("obs", "<f4", (OBS_DIM,)), Column("instruction", "<i4", ()),
                 Column("subtasks", "|u1", (len(self.subtask_names),)), Column("progress", "<f4", ()),
                 Column("timing", "<f8", (len(TIMING),)), Column("frame", "<f8", (len(self.frame_columns),)),
                 Column("flags", "|u1", (len(FLAGS),))]

@@ -11,7 +11,7 @@ from PyQt6.QtGui import QPixmap
 from PyQt6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                              QPushButton, QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
 
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 
 FORM_SPIN_RANGE = (-1_000_000, 1_000_000)     # spin boxes must not clip any option a config allows
 

@@ -6,6 +6,7 @@ from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                              QPushButton, QVBoxLayout, QWidget)
 
+from teleop.robot import default_control_hz
 from ui.timeline import Timeline
 
 REJECT_REASONS = ("dropped the object", "wrong object or order", "collision / unsafe motion",
@@ -95,7 +96,8 @@ class RecordPanel(QWidget):
         layout.addWidget(self.take_status)
         layout.addStretch(1)
 
-    def set_recording(self, recording: bool, ticks: int, hz: float = 25.0) -> None:
+    def set_recording(self, recording: bool, ticks: int, hz: float | None = None) -> None:
+        hz = hz or default_control_hz()                # None: the shipped robot's control rate
         self.record_button.setText("■ Stop  [Space]" if recording else "● Record  [Space]")
         self.status.setText(f"Recording: {ticks} ticks ({ticks / hz:.1f} s)" if recording else "Not recording.")
 
@@ -107,6 +109,7 @@ class RecordPanel(QWidget):
     def set_playing(self, playing: bool) -> None:
         self.play_button.setText("❚❚ Pause" if playing else "▶ Play")
 
-    def set_position(self, tick: int, length: int, hz: float = 25.0) -> None:
+    def set_position(self, tick: int, length: int, hz: float | None = None) -> None:
+        hz = hz or default_control_hz()
         self.timeline.set_position(tick)
         self.position.setText(f"{tick / hz:5.1f} / {length / hz:.1f} s")

@@ -23,7 +23,7 @@ from teleop.control.episode import config_meta, device_configs
 from teleop.control.loop import RealtimeLoop
 from teleop.control.session import Session
 from teleop.core.errors import TeleopError
-from teleop.robot import SIDES
+from teleop.robot import SIDES, default_control_hz
 from teleop.tasks import TaskRuntime
 
 
@@ -70,7 +70,7 @@ class Station:
         self.profile = None                           # operator profile (None: the default)
         self._manual = False                         # joint-panel targets drive the robot (no device)
         self._snapshot = StationSnapshot(None, 0, None, None, False, 0, 0, None, False)
-        self.loop = RealtimeLoop(self._tick, 25.0, name="station")
+        self.loop = RealtimeLoop(self._tick, default_control_hz(), name="station")
         self.finished_takes: queue.Queue = queue.Queue()   # paths of finished take files, for the UI
         device_configs()                              # every device module registered
 

@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 
 from devices.webxr.scene_msgs import geoms_from_model
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 
 
 class FingertipForces:

@@ -6,6 +6,7 @@ the valid choices.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +74,8 @@ def _check_one(field: str, kind: str, value: Any, ns: NameSpace, parse_predicate
             raise SpecError(field, f"unknown colour {value!r}; valid choices: {choices(ns.colours)}")
         return value
     if kind in ("float", "int"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind == "int" and value != int(value)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or (kind == "int" and value != int(value)):
             raise SpecError(field, f"must be {'an integer' if kind == 'int' else 'a number'}, got {value!r}")
         return int(value) if kind == "int" else float(value)
     if kind == "str":
@@ -88,7 +90,7 @@ def _check_one(field: str, kind: str, value: Any, ns: NameSpace, parse_predicate
 def check_args(field: str, decl: dict[str, Arg], raw: dict, ns: NameSpace, parse_predicate=None,
                ignore: tuple[str, ...] = ("type",)) -> dict[str, Any]:
     """Validate ``raw`` against ``decl``; unknown and missing arguments are errors."""
-    extra = sorted(set(raw) - set(decl) - set(ignore))
+    extra = sorted(set(raw) - set(decl) - set(ignore), key=str)
     if extra:
         raise SpecError(f"{field}.{extra[0]}", f"unknown argument; valid choices: {choices(sorted(decl))}")
     out = {}

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 from teleop.tasks.args import Arg
-from teleop.tasks.predicates import Predicate, in_interior, register
+from teleop.tasks.predicate_base import Predicate, in_interior, register
 from teleop.tasks.world import Frame
 
 

@@ -1,4 +1,4 @@
-"""The collection station behind the window: one task, one device, one session, ticking at 25 Hz
+"""The collection station behind the window: one task, one device, one session, ticking at the control rate
 on its own thread whatever the window is doing.
 
 The UI thread never touches the session: it queues commands (run at the top of the next tick, in

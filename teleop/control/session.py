@@ -1,4 +1,4 @@
-"""The control loop: device -> engage -> retarget -> sim -> scorer (-> take) -> publish, at 25 Hz.
+"""The control loop: device -> engage -> retarget -> sim -> scorer (-> take) -> publish, at the control rate (robot.yaml).
 
 :meth:`Session.tick` is one control tick and never blocks: the device hands over its latest frame
 (a lock-protected slot), publishers take values into their own latest-value slots or queues, the

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from teleop.core.errors import ConfigError, TeleopError
 

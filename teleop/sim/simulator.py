@@ -10,7 +10,7 @@ Serialised state: float64 ``[MAGIC, VERSION, fp0, fp1, fp2, fp3, n, state(n)...]
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import mujoco
 import numpy as np

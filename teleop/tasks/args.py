@@ -24,7 +24,7 @@ class SpecError(ConfigError):
         self.field, self.detail, self.path = field, message, path
         super().__init__(f"{path}: {field}: {message}")
 
-    def at(self, path: str) -> "SpecError":
+    def at(self, path: str) -> SpecError:
         return SpecError(self.field, self.detail, path)
 
 
@@ -55,7 +55,8 @@ def _check_one(field: str, kind: str, value: Any, ns: NameSpace, parse_predicate
     if kind in ("object", "container", "articulated"):
         valid = {"object": ns.objects, "container": ns.containers, "articulated": ns.articulated}[kind]
         if not isinstance(value, str) or value not in valid:
-            raise SpecError(field, f"unknown {kind} {value!r}; valid choices: {choices(valid) or f'none (no {kind} in this spec)'}")
+            valid_text = choices(valid) or f"none (no {kind} in this spec)"
+            raise SpecError(field, f"unknown {kind} {value!r}; valid choices: {valid_text}")
         return value
     if kind == "objects":
         if not isinstance(value, list) or not value:

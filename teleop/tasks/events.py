@@ -16,7 +16,7 @@ from teleop.tasks.args import Arg
 from teleop.tasks.predicates import in_interior
 from teleop.tasks.spec import COLOURS, automatic_events
 
-EVENTS: dict[str, type["Event"]] = {}
+EVENTS: dict[str, type[Event]] = {}
 
 
 def register(cls):

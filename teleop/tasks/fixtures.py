@@ -133,7 +133,8 @@ def _capped_bottle(body, name, p):
     interior = walls(body, name, dict(round=True, wall=0.005), (r, r), d, p["rgba"], 0.3)
     cap = body.add_body(name=f"{name}_cap", pos=[r + 0.005, 0, d + 0.005])
     joint(cap, f"{name}_joint", HINGE, (0, 1, 0), (0, 2.4), damping=0.05)
-    geom(cap, CYL, (r + 0.006, 0.006), pos=(-(r + 0.005), 0, 0.006), rgba=p["lid_rgba"], mass=0.02, name=f"{name}_cap_g")
+    geom(cap, CYL, (r + 0.006, 0.006), pos=(-(r + 0.005), 0, 0.006), rgba=p["lid_rgba"], mass=0.02,
+         name=f"{name}_cap_g")
     geom(cap, BOX, (0.012, 0.012, 0.004), pos=(-2 * r - 0.02, 0, 0.008), rgba=p["lid_rgba"], mass=0.005,
          name=f"{name}_tab")
     return Shape(0.0, r + 0.01, d + 0.012, (r, r), interior, f"{name}_joint")

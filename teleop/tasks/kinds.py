@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import mujoco
 
@@ -176,7 +177,8 @@ def walls(body, name, p, inner, depth, rgba, mass):
         half_w = (hx + t) * math.tan(math.pi / n) + 0.002
         for i in range(n):
             a = 2 * math.pi * i / n
-            geom(body, BOX, (t / 2, half_w, depth / 2), pos=((hx + t / 2) * math.cos(a), (hx + t / 2) * math.sin(a), zc),
+            rim = hx + t / 2
+            geom(body, BOX, (t / 2, half_w, depth / 2), pos=(rim * math.cos(a), rim * math.sin(a), zc),
                  quat=(math.cos(a / 2), 0, 0, math.sin(a / 2)), rgba=rgba, mass=mass * 0.06)
     else:
         for sx in (-1, 1):

@@ -1,7 +1,7 @@
 """Load and check task spec files (``teleop tasks check``)."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,7 @@ def spec_paths() -> list[Path]:
     return sorted(SPEC_DIR.glob("*.yaml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_specs() -> tuple[TaskSpec, ...]:
     """Every shipped task spec, sorted by id."""
     return tuple(load_spec(p) for p in spec_paths())

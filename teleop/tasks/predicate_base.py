@@ -17,7 +17,7 @@ import numpy as np
 from teleop.tasks.args import Arg
 from teleop.tasks.world import Frame, TaskWorld
 
-PREDICATES: dict[str, type["Predicate"]] = {}
+PREDICATES: dict[str, type[Predicate]] = {}
 
 
 def register(cls):

@@ -129,9 +129,9 @@ class Scorer:
         """(K,) e_k = l_k (1 - m_k + m_k h_k)(1 - v_k) at the current tick."""
         out = np.zeros(len(self.preds))
         for k in range(len(self.preds)):
-            l = self.latch_step[k] is not None
+            latched = self.latch_step[k] is not None             # the paper's l_k, m_k, h_k, v_k
             m, h, v = self.must[k], self.holds[k], self.violation_step[k] is not None
-            out[k] = float(l) * (1 - m + m * h) * (1 - v)
+            out[k] = float(latched) * (1 - m + m * h) * (1 - v)
         return out
 
     def result(self) -> EpisodeResult:
@@ -139,6 +139,7 @@ class Scorer:
         success = int(np.prod(e) == 1.0)
         first = self.first_failure if self.first_failure is not None or success else self.step
         subs = tuple(SubtaskResult(s.name, s.weight, self.latch_step[k] is not None, self.latch_step[k], s.must_hold,
-                                   self.holds[k], self.violation_step[k] is not None, self.violation_step[k], float(e[k]))
+                                   self.holds[k], self.violation_step[k] is not None, self.violation_step[k],
+                                   float(e[k]))
                      for k, s in enumerate(self.spec.subtasks))
         return EpisodeResult(self.spec.id, self.step, success, float(self.weights @ e), subs, first, self.terminated_by)

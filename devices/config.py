@@ -4,8 +4,9 @@ A config carries everything the rest of the product needs to know about a device
 else keys a table on its name:
 
 - ``label`` (what the app's device list shows), ``realtime`` (paced at the control rate by its
-  own clock), ``per_episode`` (planned / recorded for one episode: rebuilt at every reset) and
-  ``in_app`` (offered in the window's device list);
+  own clock), ``per_episode`` (planned / recorded for one episode: rebuilt at every reset),
+  ``in_app`` (offered in the window's device list) and ``horizon_from_engage`` (a live operator
+  who connects and engages when ready: the episode's horizon counts from the first engage);
 - its options: the dataclass fields, with ``help`` (and optionally ``flag``) in the field metadata.
   ``teleop record``'s flags and the window's device form are generated from them;
 - ``build(context)``: the device, constructed without I/O.
@@ -50,6 +51,9 @@ class EpisodeSource:
     seed_index: int
     episode_index: int
     initial_state: tuple[float, ...] | None = None
+    # The episode's length in ticks when known (a take's): its horizon, which may exceed the
+    # task's when the recording's horizon counted from the operator's engage.
+    ticks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class DeviceConfig(abc.ABC):
     realtime: ClassVar[bool] = True
     per_episode: ClassVar[bool] = False
     in_app: ClassVar[bool] = True
+    horizon_from_engage: ClassVar[bool] = False
     _registry: ClassVar[dict[str, type["DeviceConfig"]]] = {}
 
     @classmethod

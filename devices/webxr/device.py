@@ -15,6 +15,7 @@ DEVICE_NAME = "webxr"
 @dataclass(frozen=True, kw_only=True)
 class WebXRConfig(DeviceConfig):
     label = "Headset (WebXR: Vision Pro, Quest…)"
+    horizon_from_engage = True      # the operator puts the headset on first: time starts at engage
     host: str = field(default="0.0.0.0", metadata={"help": "address to serve on"})
     port: int = field(default=8443, metadata={"help": "HTTPS/WSS port (0 picks a free one)"})
     pairing_code: str | None = field(default=None, metadata={

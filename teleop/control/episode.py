@@ -18,6 +18,7 @@ import numpy as np
 
 from devices.config import DeviceConfig, DeviceContext, device_config
 from retarget import OperatorProfile, load_config
+from teleop.control.horizon import EpisodeHorizon
 from teleop.control.loop import RealtimeLoop
 from teleop.control.players import load_devices
 from teleop.control.session import Session
@@ -71,6 +72,9 @@ class Episode:
         self.session = Session(self.rt, self.retargeter)
         self.device = None
         self.reports: list = []
+        self.horizon: EpisodeHorizon | None = None
+        # The task's own horizon (a replayed take's length); the scorer's is set at each run.
+        self.task_horizon = source.ticks if source is not None and source.ticks else self.rt.scorer.horizon
         self._start(opts.episode_index, None if source is None else source.initial_state)
 
     def _start(self, episode_index: int, initial_state=None) -> None:
@@ -84,12 +88,13 @@ class Episode:
             self.session.attach(self.device)
 
     def max_ticks(self) -> int:
+        """The episode's horizon in ticks: --max-seconds, else the task's (see ``horizon``)."""
         seconds = self.opts.max_seconds
-        return int(round(seconds / self.rt.sim.scene.control_dt)) if seconds else self.rt.scorer.horizon
+        return int(round(seconds / self.rt.sim.scene.control_dt)) if seconds else self.task_horizon
 
     def _over(self) -> bool:
         last = self.reports[-1] if self.reports else None
-        return (last is not None and last.done) or self.device.finished or len(self.reports) >= self.max_ticks()
+        return (last is not None and (last.done or self.horizon.over(last))) or self.device.finished
 
     def run(self, store=None, operator: str = "operator", on_tick=None, on_connect=None):
         """Run the current episode to its end (done, horizon, stream end): (EpisodeResult, Take or None).
@@ -100,6 +105,8 @@ class Episode:
             self.session.start_recording(store, operator, self.opts.seed_index, self.opts.episode_index,
                                          device=self.config.name,
                                          **config_meta(self.opts.retarget_config, self.opts.profile))
+        self.horizon = EpisodeHorizon(self.max_ticks(), self.config.horizon_from_engage)
+        self.horizon.begin(self.rt.scorer)
         self.device.connect()
         try:
             if on_connect is not None:
@@ -132,6 +139,7 @@ class Episode:
         if self._over():            # a paced loop may call once more before it is stopped
             return
         self.reports.append(self.session.tick())
+        self.horizon.observe(self.reports[-1], self.rt.scorer)
         if on_tick is not None:
             on_tick(self.reports[-1])
 

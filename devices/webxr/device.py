@@ -65,8 +65,8 @@ class WebXRDevice(Device):
     def page_url(self, host: str | None = None, emulate: bool = False) -> str:
         return self.server.page_url(host, emulate)
 
-    def publish_scene(self, geoms, world_to_operator=(0.0, 0.0, 0.0)) -> None:
-        self.server.publish_scene(geoms, world_to_operator)
+    def publish_scene(self, geoms, world_to_operator=(0.0, 0.0, 0.0), hud_anchor=None) -> None:
+        self.server.publish_scene(geoms, world_to_operator, hud_anchor)
 
     def publish_poses(self, poses, seq: int | None = None) -> None:
         self.server.publish_poses(poses, seq)

@@ -335,9 +335,9 @@ class HeadsetServer:
             client.wake.set()
 
     # ---- publishing API (thread-safe, never blocks) -----------------------------------------
-    def publish_scene(self, geoms: list[dict], world_to_operator=(0.0, 0.0, 0.0)) -> None:
+    def publish_scene(self, geoms: list[dict], world_to_operator=(0.0, 0.0, 0.0), hud_anchor=None) -> None:
         """Scene geometry, sent to every page now and on each (re)connect. See ``scene_msgs``."""
-        self._post("scene", scene_message(geoms, world_to_operator))
+        self._post("scene", scene_message(geoms, world_to_operator, hud_anchor))
 
     def publish_poses(self, poses: dict[str, np.ndarray], seq: int | None = None) -> None:
         """Body poses (7,) x y z qw qx qy qz, world frame; latest value wins. The page acks
@@ -346,7 +346,8 @@ class HeadsetServer:
         self._post("poses", poses_message(poses, self._pose_seq))
 
     def publish_hud(self, hud: dict) -> None:
-        """HUD: ``instruction`` (str), ``recording`` (bool), ``subtasks`` [{name, done}], ``status``."""
+        """HUD (``scene_msgs.hud_message``): instruction, recording, subtasks, status, engage,
+        reason, ended, result. Latest value wins; a (re)connecting page gets the current one."""
         self._post("hud", hud_message(hud))
 
     def disconnect_clients(self) -> None:

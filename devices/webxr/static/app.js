@@ -31,13 +31,17 @@ function report(text, isError = false) {
   if (isError) state.errors = [...state.errors.slice(-49), text];   // the last 50 only
 }
 
-const renderer = new THREE.WebGLRenderer({ antialias: true, alpha: true });
+// `?render=fast` (the default with ?emulate=1): no MSAA, Lambert shading. Headless Chromium
+// rasterises in software, where a full-quality frame of the robot took ~125 ms on a loaded
+// 2-core machine and every robot-pose message waited behind it (docs/benchmarks.md).
+const fastRender = (params.get('render') || (emulate ? 'fast' : 'full')) === 'fast';
+const renderer = new THREE.WebGLRenderer({ antialias: !fastRender, alpha: true });
 renderer.setPixelRatio(window.devicePixelRatio);
 renderer.setSize(innerWidth, innerHeight);
 renderer.xr.enabled = true;
 renderer.xr.setReferenceSpaceType('local-floor');
 document.body.appendChild(renderer.domElement);
-const view = new SceneView();
+const view = new SceneView({ fast: fastRender });
 addEventListener('resize', () => {
   view.camera.aspect = innerWidth / innerHeight;
   view.camera.updateProjectionMatrix();

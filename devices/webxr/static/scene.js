@@ -19,14 +19,16 @@ function makeGeometry(type, [a, b, c]) {
   }
 }
 
-function makeMesh(g) {
+// ``fast``: Lambert shading instead of physically based (a fraction of the per-pixel cost): for a
+// software-rendered emulator, where the render loop otherwise delays every message (bench headset).
+function makeMesh(g, fast) {
   const geometry = makeGeometry(g.type, g.size);
   if (!geometry) return null;
   const [r, gr, b, alpha] = g.rgba;
-  const material = new THREE.MeshStandardMaterial({
-    color: new THREE.Color(r, gr, b), roughness: 0.75, metalness: 0.05,
-    transparent: alpha < 1, opacity: alpha, side: g.type === 'plane' ? THREE.DoubleSide : THREE.FrontSide,
-  });
+  const common = { color: new THREE.Color(r, gr, b), transparent: alpha < 1, opacity: alpha,
+                   side: g.type === 'plane' ? THREE.DoubleSide : THREE.FrontSide };
+  const material = fast ? new THREE.MeshLambertMaterial(common)
+    : new THREE.MeshStandardMaterial({ ...common, roughness: 0.75, metalness: 0.05 });
   const mesh = new THREE.Mesh(geometry, material);
   mesh.position.set(g.pos[0], g.pos[1], g.pos[2]);
   mesh.quaternion.set(g.quat[1], g.quat[2], g.quat[3], g.quat[0]);
@@ -143,7 +145,8 @@ function wrap(ctx, text, x, y, width, lineHeight, maxLines) {
 }
 
 export class SceneView {
-  constructor() {
+  constructor({ fast = false } = {}) {
+    this.fast = fast;
     this.scene = new THREE.Scene();
     this.camera = new THREE.PerspectiveCamera(70, innerWidth / innerHeight, 0.01, 50);
     this.camera.position.set(0, 1.6, 0.4);
@@ -179,7 +182,7 @@ export class SceneView {
     this.placeHud(msg.hud_anchor || HUD_DEFAULT_ANCHOR);
     let built = 0;
     for (const g of msg.geoms) {
-      const mesh = makeMesh(g);
+      const mesh = makeMesh(g, this.fast);
       if (!mesh) continue;
       let body = this.bodies.get(g.body);
       if (!body) { body = new THREE.Group(); body.name = g.body; this.bodies.set(g.body, body); this.world.add(body); }

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_devices_webxr import _frame_msg, _tls
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -22,7 +23,6 @@ import devices
 from devices.base import ConnectionInfo
 from devices.webxr.certs import ensure_certificate
 from devices.webxr.pairing import PAIRING_NAME
-from test_devices_webxr import _frame_msg, _tls
 
 ROOT = Path(__file__).resolve().parents[1]
 

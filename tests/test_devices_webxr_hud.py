@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_devices_webxr import _frame_msg, _tls
+from test_devices_webxr_browser import GEOMS
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -21,8 +23,6 @@ from devices.webxr.server import WEB_ROOT
 from teleop.control.episode import Episode, EpisodeOptions
 from teleop.control.publish import hud_anchor
 from teleop.sim.scene import build_scene
-from test_devices_webxr import _frame_msg, _tls
-from test_devices_webxr_browser import GEOMS
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists() or not (WEB_ROOT / "node_modules/iwer/build").exists(),
@@ -138,7 +138,7 @@ def test_second_headset_page_is_refused_visibly_and_takes_over_only_explicitly(t
             reader.start()
             first.send(json.dumps(_frame_msg(1)))
             browser.start(dev.page_url("127.0.0.1", emulate=True))
-            lines, _ = _wait_lines(browser, lambda l: "Another headset is connected" in _banner(l), 30)
+            _wait_lines(browser, lambda l: "Another headset is connected" in _banner(l), 30)
             assert browser.evaluate("!document.getElementById('takeover').hidden")
             browser.wait_for("__teleop.xr === 'running'", 30)
             time.sleep(0.5)

@@ -12,10 +12,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from test_devices_webxr import _frame_msg, _tls
 from websockets.sync.client import connect
 
 from devices.webxr.logs import QuietLog
-from test_devices_webxr import _frame_msg, _tls
 
 ROOT = Path(__file__).resolve().parents[1]
 

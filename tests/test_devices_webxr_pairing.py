@@ -8,13 +8,13 @@ import time
 from contextlib import ExitStack
 
 import pytest
+from test_devices_webxr import _frame_msg, _tls
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 import devices
 from devices.webxr.pairing import PAIRING_NAME, ensure_pairing_code
 from teleop.core.errors import ConfigError
-from test_devices_webxr import _frame_msg, _tls
 
 
 def _device(tmp_path, **options):

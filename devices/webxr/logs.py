@@ -19,7 +19,7 @@ import queue
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class QuietLog:
@@ -74,7 +74,7 @@ class QuietLog:
             level, message = self._queue.get()
             try:
                 self.logger.log(level, message)
-            except Exception:  # noqa: BLE001 - a broken handler must not end the logging thread
+            except Exception:  # noqa: BLE001, S110 - a broken handler must not end the logging thread
                 pass
 
     def flush(self, timeout: float = 2.0) -> bool:
@@ -107,7 +107,7 @@ class _Adapter(logging.LoggerAdapter):
         super().__init__(quiet.logger, {})
         self.quiet = quiet
 
-    def log(self, level, msg, *args, exc_info=None, **kwargs) -> None:   # noqa: D401 - logging API
+    def log(self, level, msg, *args, exc_info=None, **kwargs) -> None:
         if not self.isEnabledFor(level):
             return
         try:

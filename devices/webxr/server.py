@@ -21,25 +21,34 @@ import logging
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
-from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.http11 import Response
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Response
 
 from devices.base import DeviceError, DropCounter
-from devices.webxr.admission import (CLOSE_APP_STOPPED, CLOSE_BUSY, CLOSE_REPLACED, CLOSE_TAKEN_OVER,
-                                     REASON_APP_STOPPED, REASON_BUSY, REASON_REPLACED, REASON_TAKEN_OVER,
-                                     Admission, admit)
+from devices.webxr.admission import (
+    CLOSE_APP_STOPPED,
+    CLOSE_BUSY,
+    CLOSE_REPLACED,
+    CLOSE_TAKEN_OVER,
+    REASON_APP_STOPPED,
+    REASON_BUSY,
+    REASON_REPLACED,
+    REASON_TAKEN_OVER,
+    Admission,
+    admit,
+)
 from devices.webxr.certs import CertInfo, ensure_certificate, local_addresses
 from devices.webxr.logs import QuietLog
 from devices.webxr.messages import MessageError, load_json, parse_ack, parse_frame
-from devices.webxr.pairing import CODE_ALPHABET, ensure_pairing_code, new_pairing_code  # noqa: F401 - re-exported
+from devices.webxr.pairing import ensure_pairing_code
 from devices.webxr.scene_msgs import hud_message, poses_message, scene_message
 
 WEB_ROOT = Path(__file__).resolve().parent

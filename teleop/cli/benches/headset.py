@@ -17,12 +17,13 @@ hold ticks once engaged (a steady stream should give none).
 """
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 
 import numpy as np
 
-from devices.webxr.browser import HeadlessChromium
+from devices.webxr.browser import FLAGS, HeadlessChromium
 from teleop.control.episode import Episode, EpisodeOptions
 from teleop.control.loop import RealtimeLoop
 
@@ -58,6 +59,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--settle", type=float, default=3.0, help="seconds engaged before the first step")
     parser.add_argument("--render", choices=("fast", "full"), default="fast",
                         help="the page's rendering: fast (the emulator's default: no MSAA, Lambert) or full")
+    parser.add_argument("--window", default="640x480",
+                        help="browser window WxH (default 640x480); iwer renders both eyes at this size")
 
 
 def _pct(values, q):
@@ -110,6 +113,7 @@ def _step_figures(steps, applied, ticks) -> list[dict]:
 
 
 def run(args) -> dict:
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-headset-") as config_dir:
         episode = Episode(EpisodeOptions(task=args.task, device="webxr", device_options={
             "host": "127.0.0.1", "port": 0, "config_dir": config_dir}))
@@ -120,7 +124,11 @@ def run(args) -> dict:
         session.publishers.append(log)
         device.connect()
         loop = RealtimeLoop(session.tick, 1.0 / scene.scene.control_dt, name="bench-headset")
-        browser = HeadlessChromium()
+        # Software rendering costs per pixel, and every message waits for the frame being drawn:
+        # the window size is part of what is measured (a headset draws on its GPU).
+        width, height = (int(v) for v in args.window.lower().split("x"))
+        flags = tuple(f for f in FLAGS if not f.startswith("--window-size")) + (f"--window-size={width},{height}",)
+        browser = HeadlessChromium(flags=flags)
         try:
             browser.start(device.page_url("127.0.0.1", emulate=True) + f"&render={args.render}")
             browser.wait_for("window.__teleop && __teleop.xr === 'running' && __teleop.framesSent > 10", 60)
@@ -154,6 +162,7 @@ def run(args) -> dict:
     names = ("page_to_server", "wait_for_tick", "tick", "server_to_page_applied")
     return {
         "task": args.task, "steps": len(steps), "step_cm": args.step_cm, "render": args.render,
+        "window": f"{width}x{height}",
         "latency_ms_p50": _pct([s["latency_ms"] for s in steps], 50),
         "latency_ms_p95": _pct([s["latency_ms"] for s in steps], 95),
         "latency_ms_max": _pct([s["latency_ms"] for s in steps], 100),
@@ -164,4 +173,6 @@ def run(args) -> dict:
         "poses_out_per_s": round((len(bench["applied"]) - applied0) / seconds, 1),
         "hold_ticks": sum(r.engage_state == "hold" for r in engaged), "engaged_ticks": len(engaged),
         "dropped": device.stats()["dropped"], "late_ticks": loop.late_ticks,
+        # 1-minute load average before / after: on a shared machine the figures follow it.
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)], "cpus": os.cpu_count(),
     }

@@ -72,7 +72,7 @@ def headset(tmp_path):
         dev.close()
 
 
-def test_hud_shows_hold_reason_then_a_frozen_app_then_a_closed_one(headset):
+def test_hud_shows_hold_reason_then_a_frozen_app_a_cut_connection_and_a_closed_one(headset):
     dev, browser = headset
     lines, _ = _wait_lines(browser, lambda l: _robot(l).startswith("Engaged") and l["recording"])
     assert lines["banner"] is None and lines["alert"] is None and not lines["stale"]
@@ -88,6 +88,13 @@ def test_hud_shows_hold_reason_then_a_frozen_app_then_a_closed_one(headset):
     assert _robot(lines) == "Robot state unknown" and not lines["recording"] and lines["stale"]
     lines, _ = _wait_lines(browser, lambda l: l["banner"] is None)       # it recovers by itself
     assert _robot(lines).startswith("HOLDING")
+
+    # The connection is cut without a close frame (a killed app, a dropped network path).
+    dev.server._loop.call_soon_threadsafe(lambda: [c.ws.transport.abort() for c in list(dev.server._clients)])
+    lines, took = _wait_lines(browser, lambda l: "Disconnected from the app" in _banner(l))
+    assert took < 1.0, took
+    assert _robot(lines) == "Robot state unknown"
+    _wait_lines(browser, lambda l: l["banner"] is None)                    # and it reconnects
 
     dev.close()                                                           # the app goes away
     lines, took = _wait_lines(browser, lambda l: "Disconnected" in _banner(l))

@@ -169,6 +169,10 @@ def run(args) -> dict:
         "motion_latency_ms_p50": _pct([s["motion_latency_ms"] for s in steps], 50),
         "motion_latency_ms_p95": _pct([s["motion_latency_ms"] for s in steps], 95),
         "breakdown_ms_p50": {n: _pct(breakdown[:, k], 50) for k, n in enumerate(names)},
+        # The means add up to the mean latency (the medians need not add up to the median).
+        "breakdown_ms_mean": {n: round(float(breakdown[:, k].mean()), 1) if len(breakdown) else None
+                              for k, n in enumerate(names)},
+        "latency_ms_mean": round(float(breakdown.sum(axis=1).mean()), 1) if len(breakdown) else None,
         "frames_in_per_s": round(frames_in, 1), "xr_frames_per_s": round(xr_fps, 1),
         "poses_out_per_s": round((len(bench["applied"]) - applied0) / seconds, 1),
         "hold_ticks": sum(r.engage_state == "hold" for r in engaged), "engaged_ticks": len(engaged),

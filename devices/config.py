@@ -5,7 +5,9 @@ else keys a table on its name:
 
 - ``label`` and ``menu_order`` (what the app's device list shows, and where), ``realtime`` (paced
   at the control rate by its own clock), ``per_episode`` (planned / recorded for one episode:
-  rebuilt at every reset) and ``in_app`` (offered in the window's device list);
+  rebuilt at every reset), ``in_app`` (offered in the window's device list) and
+  ``horizon_from_engage`` (a live operator who connects and engages when ready: the episode's
+  horizon counts from the first engage);
 - its options: the dataclass fields, with ``help`` (and optionally ``flag``) in the field metadata.
   ``teleop record``'s flags and the window's device form are generated from them;
 - ``build(context)``: the device, constructed without I/O.
@@ -52,6 +54,9 @@ class EpisodeSource:
     initial_state: tuple[float, ...] | None = None
     retarget_config: str = ""                # the retarget configuration (YAML text) it was recorded with
     operator_profile: str = ""               # the operator profile (YAML text; "" = the default)
+    # The episode's length in ticks when known (a take's): its horizon, which may exceed the
+    # task's when the recording's horizon counted from the operator's engage.
+    ticks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ class DeviceConfig(abc.ABC):
     per_episode: ClassVar[bool] = False
     in_app: ClassVar[bool] = True
     menu_order: ClassVar[int] = 100        # position in the window's device list (then by name)
+    horizon_from_engage: ClassVar[bool] = False
     _registry: ClassVar[dict[str, type[DeviceConfig]]] = {}
 
     @classmethod

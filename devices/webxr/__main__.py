@@ -25,9 +25,11 @@ def main(argv=None) -> int:
     p.add_argument("--port", type=int, default=8443)
     p.add_argument("--config-dir", default=None, help="certificate folder (default ~/.config/bidex-teleop)")
     p.add_argument("--url-host", default=None, help="address the headset should use (default: LAN IP)")
+    p.add_argument("--new-pairing-code", action="store_true",
+                   help="replace the kept pairing code (every headset must scan the new QR code)")
     p.add_argument("--duration", type=float, default=0.0, help="seconds; 0 runs until Ctrl-C")
     args = p.parse_args(argv)
-    dev = WebXRDevice(args.host, args.port, args.config_dir)
+    dev = WebXRDevice(args.host, args.port, args.config_dir, new_pairing_code=args.new_pairing_code)
     with dev:
         print(dev.banner(args.url_host), flush=True)
         # Raise the world 0.2 m so the 0.78 m table top sits near a standing operator's waist.

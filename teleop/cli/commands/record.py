@@ -56,6 +56,8 @@ def _run(args) -> int:
         if not announced:
             print(device.connection_info().banner(), file=sys.stderr, flush=True)
             print(f"retarget configuration: {episode.retarget.origin}", file=sys.stderr, flush=True)
+            if config.horizon_from_engage:
+                print("the episode's time starts when you engage (pinch and hold)", file=sys.stderr, flush=True)
             announced.append(True)
 
     def on_episode(result, take, reports) -> None:
@@ -78,7 +80,8 @@ def register(sub) -> None:
     p.add_argument("--episodes", type=int, default=1, help="consecutive episodes to record on one session")
     p.add_argument("--realtime", action="store_true", default=None,
                    help="pace at the control rate (always for glove/webxr; synthetic/replay run as fast as possible)")
-    p.add_argument("--max-seconds", type=float, help="stop each episode after this long (default: the task's horizon)")
+    p.add_argument("--max-seconds", type=float,
+                   help="each episode's horizon in seconds (default: the task's); a headset's counts from engage")
     p.add_argument("--retarget", help="retarget configuration YAML (default: the built-in one)")
     p.add_argument("--profile", help="operator profile YAML (see `teleop calibrate`)")
     p.add_argument("--store", default=str(default_store()), help="take store folder")

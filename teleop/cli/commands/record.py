@@ -54,8 +54,8 @@ def _run(args) -> int:
 
     def on_connect(device) -> None:           # once: the device now knows its real address
         if not announced:
-            print(device.connection_info().banner(), file=sys.stderr, flush=True)
             print(f"retarget configuration: {episode.retarget.origin}", file=sys.stderr, flush=True)
+            print(device.connection_info().banner(), file=sys.stderr, flush=True)
             if config.horizon_from_engage:
                 print("the episode's time starts when you engage (pinch and hold)", file=sys.stderr, flush=True)
             announced.append(True)

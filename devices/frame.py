@@ -62,7 +62,7 @@ class Pose:
         object.__setattr__(self, "quat", as_unit_quat(self.quat, "pose quaternion"))
 
     @staticmethod
-    def identity() -> "Pose":
+    def identity() -> Pose:
         return Pose(np.zeros(3), np.array(IDENTITY_QUAT))
 
 

@@ -45,7 +45,7 @@ class GloveConfig(DeviceConfig):
     stale_after: float = field(default=0.1, metadata={"help": "seconds after which a frame is stale"})
     rcv_hwm: int = field(default=1000, metadata={"help": "ZeroMQ receive high-water mark (0: unbounded)"})
 
-    def build(self, context: DeviceContext) -> "GloveDevice":
+    def build(self, context: DeviceContext) -> GloveDevice:
         return GloveDevice(self.endpoint, self.haptics_bind, self.stale_after, self.rcv_hwm)
 
 

@@ -8,7 +8,7 @@ The device knows nothing about robots: it only plays what the stream function re
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from devices.base import DeviceError, LatestFrame, Reading
 from devices.player import PlayerDevice

@@ -72,7 +72,7 @@ def test_record_banner_shows_the_real_url_fingerprint_and_qr(tmp_path):
             line = proc.stderr.readline()
             assert line, f"record exited ({proc.poll()}): {''.join(lines)}"
             lines.append(line)
-        banner = "".join(lines[lines.index(next(l for l in lines if l.startswith("headset server"))):-1])
+        banner = "".join(lines[lines.index(next(ln for ln in lines if ln.startswith("headset server"))):-1])
         code = (tmp_path / PAIRING_NAME).read_text().strip()
         url = f"https://127.0.0.1:{port}/?code={code}"
         expected = ConnectionInfo(f"headset server on 127.0.0.1:{port}", url=url, pairing_code=code,

@@ -74,30 +74,30 @@ def headset(tmp_path):
 
 def test_hud_shows_hold_reason_then_a_frozen_app_a_cut_connection_and_a_closed_one(headset):
     dev, browser = headset
-    lines, _ = _wait_lines(browser, lambda l: _robot(l).startswith("Engaged") and l["recording"])
+    lines, _ = _wait_lines(browser, lambda hud: _robot(hud).startswith("Engaged") and hud["recording"])
     assert lines["banner"] is None and lines["alert"] is None and not lines["stale"]
     dev.publish_hud({**HUD, "engage": "hold", "reason": "tracking lost: left"})
-    lines, _ = _wait_lines(browser, lambda l: _robot(l) == "HOLDING: tracking lost: left")
+    lines, _ = _wait_lines(browser, lambda hud: _robot(hud) == "HOLDING: tracking lost: left")
     assert lines["alert"] == "HOLDING: tracking lost: left"          # the head-locked badge too
     assert browser.evaluate("__teleopView.hud.badge.mesh.visible")
 
     # The app freezes (its loop blocked for 2.5 s): no message says so, the page must notice.
     dev.server._loop.call_soon_threadsafe(time.sleep, 2.5)
-    lines, took = _wait_lines(browser, lambda l: "No data from the app" in _banner(l))
+    lines, took = _wait_lines(browser, lambda hud: "No data from the app" in _banner(hud))
     assert took < 1.6, took
     assert _robot(lines) == "Robot state unknown" and not lines["recording"] and lines["stale"]
-    lines, _ = _wait_lines(browser, lambda l: l["banner"] is None)       # it recovers by itself
+    lines, _ = _wait_lines(browser, lambda hud: hud["banner"] is None)       # it recovers by itself
     assert _robot(lines).startswith("HOLDING")
 
     # The connection is cut without a close frame (a killed app, a dropped network path).
     dev.server._loop.call_soon_threadsafe(lambda: [c.ws.transport.abort() for c in list(dev.server._clients)])
-    lines, took = _wait_lines(browser, lambda l: "Disconnected from the app" in _banner(l))
+    lines, took = _wait_lines(browser, lambda hud: "Disconnected from the app" in _banner(hud))
     assert took < 1.0, took
     assert _robot(lines) == "Robot state unknown"
-    _wait_lines(browser, lambda l: l["banner"] is None)                    # and it reconnects
+    _wait_lines(browser, lambda hud: hud["banner"] is None)                    # and it reconnects
 
     dev.close()                                                           # the app goes away
-    lines, took = _wait_lines(browser, lambda l: "Disconnected" in _banner(l))
+    lines, took = _wait_lines(browser, lambda hud: "Disconnected" in _banner(hud))
     assert took < 1.0, took
     assert "the app closed the headset connection" in _banner(lines)
     assert _robot(lines) == "Robot state unknown" and lines["alert"] == _banner(lines)
@@ -111,18 +111,18 @@ def test_wrong_pairing_code_after_a_restart_is_not_a_network_drop(tmp_path):
     restarted = None
     try:
         browser.start(dev.page_url("127.0.0.1"))
-        _wait_lines(browser, lambda l: l["banner"] is None)
+        _wait_lines(browser, lambda hud: hud["banner"] is None)
         dev.close()
         # The app restarts on the same port with a new pairing code: the page's code is stale.
         restarted = devices.create_device("webxr", host="127.0.0.1", port=port, config_dir=tmp_path,
                                           new_pairing_code=True)
         restarted.connect()
-        lines, _ = _wait_lines(browser, lambda l: "Pairing code rejected" in _banner(l))
+        lines, _ = _wait_lines(browser, lambda hud: "Pairing code rejected" in _banner(hud))
         assert "Scan the QR code" in _banner(lines) and "certificate" not in _banner(lines)
         assert browser.evaluate("__teleop.link.state") == "rejected"
         assert restarted.stats()["refused"] >= 1 and restarted.stats()["pairing_checks"] >= 1
         restarted.close()                  # now the app is really gone: that is a network drop
-        lines, _ = _wait_lines(browser, lambda l: browser.evaluate("__teleop.link.state") == "lost")
+        lines, _ = _wait_lines(browser, lambda hud: browser.evaluate("__teleop.link.state") == "lost")
         assert "Disconnected from the app" in _banner(lines)
     finally:
         browser.close()
@@ -145,7 +145,7 @@ def test_second_headset_page_is_refused_visibly_and_takes_over_only_explicitly(t
             reader.start()
             first.send(json.dumps(_frame_msg(1)))
             browser.start(dev.page_url("127.0.0.1", emulate=True))
-            _wait_lines(browser, lambda l: "Another headset is connected" in _banner(l), 30)
+            _wait_lines(browser, lambda hud: "Another headset is connected" in _banner(hud), 30)
             assert browser.evaluate("!document.getElementById('takeover').hidden")
             browser.wait_for("__teleop.xr === 'running'", 30)
             time.sleep(0.5)
@@ -155,7 +155,7 @@ def test_second_headset_page_is_refused_visibly_and_takes_over_only_explicitly(t
             browser.evaluate("__teleopTakeOver()")
             reader.join(10)
             assert closed and closed[0].rcvd.code == 4410
-        _wait_lines(browser, lambda l: l["banner"] is None)
+        _wait_lines(browser, lambda hud: hud["banner"] is None)
         frames = dev.stats()["frames"]
         assert _wait(lambda: dev.stats()["frames"] > frames + 10)
         assert dev.stats()["takeovers"] == 1
@@ -196,7 +196,7 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
 def test_hud_never_covers_the_middle_of_the_table_when_looking_down(headset):
     dev, browser = headset
     dev.publish_hud({**HUD, "engage": "hold", "reason": "tracking lost: right"})   # badge shown too
-    _wait_lines(browser, lambda l: l["alert"] is not None)
+    _wait_lines(browser, lambda hud: hud["alert"] is not None)
     table = build_scene().params.table
     (cx, cy), (hx, hy), top = table.center, table.half_size, table.top_z
     middle = [[cx + sx * hx / 2, cy + sy * hy / 2, top] for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
@@ -235,7 +235,7 @@ def test_episode_end_shown_on_the_page_and_the_horizon_counts_from_engage(tmp_pa
 
     try:
         result, _ = episode.run(None, on_connect=on_connect)
-        lines, _ = _wait_lines(browser, lambda l: "Disconnected" in _banner(l))
+        lines, _ = _wait_lines(browser, lambda hud: "Disconnected" in _banner(hud))
         assert _robot(lines).startswith("EPISODE ENDED: not a strict success, progress"), lines
     finally:
         browser.close()

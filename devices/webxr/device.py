@@ -26,7 +26,7 @@ class WebXRConfig(DeviceConfig):
     config_dir: Path | None = field(default=None, metadata={"help": "certificate folder (default: the user's)"})
     stale_after: float = field(default=0.15, metadata={"help": "seconds after which a frame is stale"})
 
-    def build(self, context: DeviceContext) -> "WebXRDevice":
+    def build(self, context: DeviceContext) -> WebXRDevice:
         return WebXRDevice(self.host, self.port, self.config_dir, self.pairing_code, self.stale_after,
                            new_pairing_code=self.new_pairing_code)
 

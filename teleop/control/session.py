@@ -1,4 +1,5 @@
-"""The control loop: device -> engage -> retarget -> sim -> scorer (-> take) -> publish, at the control rate (robot.yaml).
+"""The control loop: device -> engage -> retarget -> sim -> scorer (-> take) -> publish, at the
+control rate (robot.yaml).
 
 :meth:`Session.tick` is one control tick and never blocks: the device hands over its latest frame
 (a lock-protected slot), publishers take values into their own latest-value slots or queues, the
@@ -14,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

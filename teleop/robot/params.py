@@ -171,7 +171,8 @@ def _finger(raw, where):
 def parse_params(raw: dict, source: str = "<memory>") -> RobotParams:
     """Check and convert a parsed YAML mapping into :class:`RobotParams`."""
     arm = lambda r, w: _build(  # noqa: E731
-        ArmParams, r, w, {"links": lambda ls, w2: tuple(_build(ArmLink, l, f"{w2}[{i}]") for i, l in enumerate(ls))})
+        ArmParams, r, w,
+        {"links": lambda ls, w2: tuple(_build(ArmLink, link, f"{w2}[{i}]") for i, link in enumerate(ls))})
     hand = lambda r, w: _build(HandParams, r, w, {  # noqa: E731
         "fingers": lambda fs, w2: tuple(_finger(f, f"{w2}[{i}]") for i, f in enumerate(fs)),
         "finger_ranges": _ranges,

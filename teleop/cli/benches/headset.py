@@ -140,7 +140,8 @@ def run(args) -> dict:
                 time.sleep(0.05)
             engaged_from = max(log.ticks) if log.ticks else 0
             time.sleep(args.settle)
-            frames0, sent0, t_start = device.stats()["frames"], browser.evaluate("__teleop.framesSent"), time.monotonic()
+            frames0, sent0 = device.stats()["frames"], browser.evaluate("__teleop.framesSent")
+            t_start = time.monotonic()
             applied0 = browser.evaluate("__bench.applied.length")
             x = RIGHT_HAND_XR[0]
             for i in range(args.steps):

@@ -36,6 +36,7 @@ class TakeStore:
         self.trash_dir = self.root / "trash"
         self.quarantine_dir = self.root / QUARANTINE
         self.index = TakeIndex(self.root / "index.sqlite")
+        self.open_report = OpenReport()           # what the last open() found and repaired
 
     def open(self) -> OpenReport:
         """Create folders, open the index, recover orphaned journals, repair the index."""
@@ -45,6 +46,7 @@ class TakeStore:
         report = OpenReport()
         recover(self.takes_dir, self.quarantine_dir, report)
         reconcile(self.index, self.takes_dir, self.quarantine_dir, report)
+        self.open_report = report
         return report
 
     def repair(self) -> OpenReport:

@@ -7,12 +7,9 @@ from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import platform
-
 import h5py
-import mujoco
-import numpy as np
 
+from recordings.build import current_build
 from recordings.finalize import finalize_journal
 from recordings.journal import JournalWriter
 from recordings.takefile import TakeMeta
@@ -27,10 +24,9 @@ def software_versions() -> dict:
         app = version("bidex-teleop")
     except PackageNotFoundError:
         app = "dev"
-    # machine/system/python too: replaying bit-exactly is promised on the same build only
-    # (recordings.build), so the take says which build it was recorded on.
-    return {"mujoco": mujoco.__version__, "numpy": np.__version__, "h5py": h5py.__version__, "app": app,
-            "python": platform.python_version(), "machine": platform.machine(), "system": platform.system()}
+    # the whole build (recordings.build): a bit-exact replay is promised on the same build only,
+    # so the take says which one it was recorded on
+    return {**current_build(), "h5py": h5py.__version__, "app": app}
 
 
 class TakeWriter:

@@ -211,3 +211,22 @@ def test_a_stale_index_row_is_repaired_from_the_file_on_open(tmp_path, scene):
         path.unlink()                                        # a file removed behind the store's back
     with TakeStore(root) as store:
         assert store.index.get(take_id) is None
+
+
+def test_record_carries_on_past_a_corrupt_file_and_names_it(tmp_path, scene, capsys):
+    """Issue 13.4: `teleop record` crashed at start on one corrupt take file (h5py RuntimeError)."""
+    from takes_util import damage_in_place
+    from teleop.cli.main import main
+
+    root = tmp_path / "store"
+    with TakeStore(root) as store:
+        path, _ = record_take(store, Sim(scene), ticks=5)
+    damage_in_place(path)                                    # never indexed: found when the store opens
+    code = main(["record", "--device", "synthetic", "--task", "pick_up_peach", "--store", str(root),
+                 "--max-seconds", "0.4", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert f"quarantined {path}: unreadable take file (" in captured.err and "bad heap free list" in captured.err
+    saved = json.loads(captured.out.strip().splitlines()[-1])["take"]
+    with TakeStore(root) as store:
+        assert [r.path for r in store.rows()] == [saved] and not path.exists()

@@ -32,7 +32,7 @@ import numpy as np
 from recordings import faults
 from recordings.errors import TakeError
 from recordings.batch import backend_name, run_batch
-from recordings.export_finish import EXPORT_INFO, finished_plan_sha, leftovers, move_into_place, plan_sha
+from recordings.export_finish import EXPORT_INFO, export_lock, finished_plan_sha, leftovers, move_into_place, plan_sha
 from recordings.export_finish import mark_exported as mark_exported_takes, remove_trash, retire, work_dir
 from recordings.export_shard import SHARD_OBS, quiet_libraries, ExportSettings, ShardJob, write_shard
 from recordings.render import stream_specs
@@ -202,7 +202,7 @@ def export_dataset(store_root: str | Path, out: str | Path, tasks: list[str] | N
     if out.exists() and not overwrite and not leftovers(out):
         raise TeleopError(f"{out} already exists; choose another --out or pass --overwrite")
     work = work_dir(out)
-    with TakeStore(store_root) as store:
+    with export_lock(out), TakeStore(store_root) as store:
         failed = _lost_on_open(store, tasks)
         quarantined = [q.line() for q in store.open_report.quarantined]
         takes = select_takes(store, tasks, failed)

@@ -16,15 +16,32 @@ import json
 import logging
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from recordings import faults
+from recordings.locks import OwnerLock
 from teleop.core.errors import TeleopError
 
 log = logging.getLogger(__name__)
 
 EXPORT_STEPS = ("assembled", "moved", "marked", "work_retired", "shard_removed", "cleaned")
 EXPORT_INFO = "bidex_export.json"
+
+
+@contextmanager
+def export_lock(out: Path) -> Iterator[None]:
+    """One export per ``out`` at a time: two would build in the same ``<out>.partial``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock = OwnerLock.try_acquire(out.parent / f".{out.name}.export.lock")
+    if lock is None:
+        raise TeleopError(f"another export to {out} is running; wait for it to finish or choose another --out")
+    try:
+        lock.describe_owner()
+        yield
+    finally:
+        lock.release()
 
 
 def work_dir(out: Path) -> Path:

@@ -154,3 +154,14 @@ def test_overwrite_works_after_a_kill_during_cleanup_and_after_a_torn_work_folde
         assert main(["export", "--store", str(shared_store), "--out", str(out), *extra,
                      "--width", "64", "--height", "48"]) == 0
         _loads(out, 1)
+
+
+def test_a_second_export_to_the_same_out_is_refused_while_the_first_runs(tmp_path):
+    from recordings.export_finish import export_lock
+    from teleop.core.errors import TeleopError
+
+    out = tmp_path / "ds"
+    with export_lock(out):                   # as if another process were exporting there
+        with pytest.raises(TeleopError, match="another export to .* is running"):
+            export_dataset(tmp_path / "store", out, progress=False)
+    assert not (tmp_path / "ds.partial").exists()

@@ -100,12 +100,3 @@ class OwnerLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = -1
-
-
-def is_owned(folder: Path) -> bool:
-    """True while a live process holds ``folder``'s owner lock (a quick probe: takes and drops it)."""
-    lock = OwnerLock.try_acquire(Path(folder) / OWNER_LOCK, create=False)
-    if lock is None:
-        return (Path(folder) / OWNER_LOCK).exists()
-    lock.release()
-    return False

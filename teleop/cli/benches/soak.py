@@ -113,6 +113,7 @@ def _export_argv(store: Path, out: Path) -> list[str]:
 
 
 def run(args) -> dict:
+    from recordings.errors import TakeError
     from recordings.quarantine import quarantined
     from recordings.store import TakeStore
     from teleop.cli.soak_files import KINDS, audit_recordings, digest_of, drop, exported_take_ids
@@ -180,7 +181,10 @@ def run(args) -> dict:
             rec = _parse(recorder)
             if rec.get("finished"):
                 rec["digest"] = digest_of(Path(rec["path"]))
-                store.accept(rec["take_id"])             # this process writes too, concurrently
+                try:
+                    store.accept(rec["take_id"])         # this process writes too, concurrently
+                except TakeError as exc:                 # counted by the audit if the take is gone
+                    rec["accept_error"] = str(exc)
             recordings.append(rec)
         for child in background:
             child.wait()

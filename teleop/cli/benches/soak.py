@@ -2,10 +2,10 @@
 
 ``--recordings`` real sessions (synthetic operator, paced at 25 Hz, each in its own process)
 record one after another into one store; a seeded random share is ``kill -9``-ed mid-take. While
-each records, a ``teleop validate`` and (every third take) a ``teleop export`` run against the same
-store, some killed too, and a hostile file is dropped into the takes folder (garbage, truncated,
-corrupt heap, duplicate id, or a tampered take marked accepted). Finished takes are accepted by
-this process, concurrently. At the end a clean ``teleop validate`` runs, every killed export is
+each records, a ``teleop validate`` runs against the same store (some killed), during the middle
+take a ``teleop export`` too (always killed, at a random moment), and a hostile file is dropped
+into the takes folder (garbage, truncated, corrupt heap, duplicate id, or a tampered take marked
+accepted). Finished takes are accepted by this process, concurrently. At the end a clean ``teleop validate`` runs, every killed export is
 re-run to resume, and a fresh export is made; then the audit:
 
 ``takes_lost`` (a started take with no file), ``takes_corrupted`` (unreadable, quarantined, or a
@@ -126,6 +126,8 @@ def run(args) -> dict:
     counts = {"validate_runs": 0, "validate_killed": 0, "export_runs": 0, "export_killed": 0,
               "files_dropped": 0, "tampered_dropped": 0}
     recordings, outs, killed_outs, hostile, tampered = [], [], [], [], []
+    # every kind once per five recordings, in a seeded order after one that needs no source take
+    kinds = ["garbage", *(str(k) for k in rng.permutation([k for k in KINDS if k != "garbage"]))]
     store = TakeStore(store_root)
     store.open()
     background: list[Child] = []
@@ -140,7 +142,7 @@ def run(args) -> dict:
             if rng.random() < args.kill_fraction:
                 recorder.kill_at = start + rng.uniform(0.3, 7.0)
             events = {"validate": start + rng.uniform(0.2, 2.0), "drop": start + rng.uniform(0.0, 5.0)}
-            if i % 3 == 0:
+            if i == args.recordings // 2:        # once earlier takes are validated: worth exporting
                 events["export"] = start + rng.uniform(0.5, 2.0)
             while recorder.alive() or events:
                 now = time.monotonic()
@@ -149,9 +151,11 @@ def run(args) -> dict:
                     if now < when:
                         continue
                     del events[name]
-                    # a validate run takes a few seconds, an export tens: kill each within its span
-                    span = {"validate": (0.5, 4.0), "export": (2.0, 20.0)}.get(name, (0.0, 0.0))
-                    kill_at = now + rng.uniform(*span) if name != "drop" and rng.random() < 0.4 else None
+                    # a validate run takes a few seconds, an export tens: kill within that span, 40 % of
+                    # validate runs and always the export (a plain re-run must then resume it)
+                    span = {"validate": (0.5, 4.0), "export": (3.0, 15.0)}.get(name, (0.0, 0.0))
+                    doomed = name == "export" or (name == "validate" and rng.random() < 0.4)
+                    kill_at = now + rng.uniform(*span) if doomed else None
                     if name == "validate":
                         background.append(Child("validate", ["-m", "teleop", "validate", "--store", str(store_root),
                                                              "--json"], kill_at))
@@ -162,9 +166,10 @@ def run(args) -> dict:
                         background.append(Child("export", _export_argv(store_root, out), kill_at, out))
                         counts["export_runs"] += 1
                     else:
-                        kind = KINDS[int(rng.integers(len(KINDS)))]
-                        finished = [r["path"] for r in recordings if r.get("finished")]
-                        source = Path(finished[int(rng.integers(len(finished)))]) if finished else None
+                        kind = kinds[counts["files_dropped"] % len(kinds)]
+                        sources = [p for p in (store.takes_dir / f"{r['take_id']}.h5" for r in recordings
+                                               if r.get("take_id")) if p.exists()]
+                        source = sources[int(rng.integers(len(sources)))] if sources else None
                         path, take_id = drop(kind, store.takes_dir, source, rng, counts["files_dropped"])
                         counts["files_dropped"] += 1
                         if kind == "tampered" and take_id:
@@ -193,9 +198,9 @@ def run(args) -> dict:
                 killed_outs.append(child.out)
         final_validate = Child("validate", ["-m", "teleop", "validate", "--store", str(store_root), "--json"])
         final_validate.wait()
-        resumed = [Child("export", _export_argv(store_root, out)).wait() for out in killed_outs]
         final_out = work / "dataset-final"
-        Child("export", _export_argv(store_root, final_out)).wait()
+        closing = [Child("export", _export_argv(store_root, out)) for out in (*killed_outs, final_out)]
+        resumed = [child.wait() for child in closing][:-1]     # resumes and a fresh export, side by side
         outs.append(final_out)
         store.close()
         store = TakeStore(store_root)

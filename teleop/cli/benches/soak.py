@@ -3,7 +3,7 @@
 ``--recordings`` real sessions (synthetic operator, paced at 25 Hz, each in its own process)
 record one after another into one store; a seeded random share is ``kill -9``-ed mid-take. While
 each records, a ``teleop validate`` runs against the same store (some killed), during the middle
-take a ``teleop export`` too (always killed, at a random moment), and a hostile file is dropped
+take a ``teleop export`` too (killed at a random moment unless already done), and a hostile file is dropped
 into the takes folder (garbage, truncated, corrupt heap, duplicate id, or a tampered take marked
 accepted). Finished takes are accepted by this process, concurrently. At the end a clean ``teleop validate`` runs, every killed export is
 re-run to resume, and a fresh export is made; then the audit:
@@ -152,7 +152,7 @@ def run(args) -> dict:
                         continue
                     del events[name]
                     # a validate run takes a few seconds, an export tens: kill within that span, 40 % of
-                    # validate runs and always the export (a plain re-run must then resume it)
+                    # validate runs and the export (unless it is done by then: a re-run must resume it)
                     span = {"validate": (0.5, 4.0), "export": (3.0, 15.0)}.get(name, (0.0, 0.0))
                     doomed = name == "export" or (name == "validate" and rng.random() < 0.4)
                     kill_at = now + rng.uniform(*span) if doomed else None

@@ -53,10 +53,12 @@ def _call(fn: Callable, index: int, item: Any) -> ItemResult:
 
 class _Progress:
     """A tqdm bar on stderr when ``enabled`` is True; ``enabled`` may instead be a callback
-    ``fn(done, total, failed)`` (a GUI's progress bar); otherwise silent."""
+    ``fn(done, total, failed)`` (a GUI's progress bar); otherwise silent. ``on_result(result)``
+    sees every result the moment it is known (so callers can persist it before the batch ends)."""
 
-    def __init__(self, total: int, desc: str, enabled):
+    def __init__(self, total: int, desc: str, enabled, on_result: Callable[[ItemResult], None] | None = None):
         self._bar = None
+        self._on_result = on_result
         self._callback = enabled if callable(enabled) else None
         self.total, self.done = total, 0
         if enabled is True:
@@ -70,6 +72,8 @@ class _Progress:
     def update(self, result: ItemResult) -> None:
         self.failed += not result.ok
         self.done += 1
+        if self._on_result is not None:
+            self._on_result(result)
         if self._callback is not None:
             self._callback(self.done, self.total, self.failed)
         if self._bar is not None:
@@ -82,18 +86,20 @@ class _Progress:
 
 
 def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], workers: int = 1, ray_address: str | None = None,
-              progress: bool = True, desc: str = "") -> list[ItemResult]:
+              progress: bool = True, desc: str = "",
+              on_result: Callable[[ItemResult], None] | None = None) -> list[ItemResult]:
     """Apply ``fn`` to every item; returns one :class:`ItemResult` per item, in input order.
 
     ``workers <= 1`` and no ``ray_address``: runs in this process. ``workers > 1``: that many
     local processes (spawned, so each gets its own GL/MuJoCo state). ``ray_address``: Ray tasks
     on that cluster (``"local"`` starts a local instance with ``workers`` CPUs; ``"auto"`` joins
-    the running cluster; an already initialised Ray session is reused).
+    the running cluster; an already initialised Ray session is reused). ``on_result`` is called
+    in this process with each result as soon as it is known, in completion order.
     """
     items = list(items)
     if workers < 1:
         raise TeleopError(f"--workers must be at least 1 (got {workers})")
-    bar = _Progress(len(items), desc, progress)
+    bar = _Progress(len(items), desc, progress, on_result)
     try:
         if ray_address:
             return _run_ray(fn, items, workers, ray_address, bar)

@@ -1,8 +1,9 @@
-"""Offscreen rendering of a take's recorded states: RGB + metric depth for every robot camera.
+"""Offscreen rendering of a take's replay: RGB + metric depth for every robot camera.
 
-Only ever used on replays (never live): for tick ``t`` the simulator is set to ``states[t]``
-(the state BEFORE action ``t``) and each camera is rendered twice, once as colour and once as
-depth, so frame ``t`` of every stream shows exactly what the policy saw before acting.
+Only ever used on replays (never live): the take's actions are stepped from its initial state and
+before action ``t`` each camera is rendered twice, once as colour and once as depth, so frame ``t``
+of every stream shows exactly what the policy saw before acting. Rendering follows the replay, not
+the recorded states: an export never shows states nobody reproduced (:func:`replay_frames`).
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Iterator
 import mujoco
 import numpy as np
 
-from recordings.errors import RecordingsError
+from recordings.errors import RecordingsError, TakeError
+from recordings.replay_check import StateLabels
 from teleop.core.errors import choices
 
 WIDTH, HEIGHT = 480, 360
@@ -82,14 +84,37 @@ class StateRenderer:
         return {spec.key: out[spec.key] for spec in self.specs}
 
 
-def render_states(sim, states: np.ndarray, cameras: tuple[str, ...], width: int = WIDTH,
-                  height: int = HEIGHT) -> Iterator[dict[str, np.ndarray]]:
-    """Yield the streams for each recorded state ``states[t]`` ((T, D) f8), one tick at a time.
+def replay_frames(sim, take, cameras: tuple[str, ...], width: int = WIDTH, height: int = HEIGHT,
+                  tolerance: float = 0.0) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Replay ``take``'s actions in ``sim`` (a plain Sim of the take's model) from its initial
+    state, yielding ``(observation, streams)`` before each action.
+
+    Each replayed state is checked against the recorded one first (bit for bit when
+    ``tolerance`` is 0, else positions within it). Scene-event counters (``userdata``) are task
+    logic a plain Sim does not run: they move nothing, so they are left out of the comparison.
+    A mismatch raises :class:`TakeError`: the take changed, or was never reproducible.
 
     A generator so callers can hand each frame to a writer and drop it: memory stays constant
     whatever the take length.
     """
+    labels = StateLabels(sim.model)
+    compare = np.ones(take.arrays["states"].shape[1], bool)
+    for lo, hi, name in labels.spans:
+        if name == "userdata":
+            compare[lo:hi] = False
+    if tolerance:
+        compare[:] = False
+        qpos = next((lo, hi) for lo, hi, name in labels.spans if name == "qpos")
+        compare[qpos[0]:qpos[1]] = True
+    sim.set_state(take.initial_state)
     with StateRenderer(sim.model, cameras, width, height) as renderer:
-        for state in states:
-            sim.set_state(state)
-            yield renderer.render(sim.data)
+        for t, action in enumerate(take.arrays["actions"]):
+            state, recorded = sim.get_state(), take.arrays["states"][t]
+            diff = np.abs(state - recorded)
+            diff[np.isnan(diff)] = np.inf
+            if (diff[compare] > tolerance).any():
+                i = int(np.flatnonzero(compare)[np.argmax(diff[compare])])
+                raise TakeError(take.path, f"replay does not reproduce the recorded states at tick {t} "
+                                           f"({labels(i)} differs by {diff[i]:.3g}); validate the take again")
+            yield sim.observation(), renderer.render(sim.data)
+            sim.step(action)

@@ -8,11 +8,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import h5py
-import mujoco
-import numpy as np
 
+from recordings.build import current_build
+from recordings.finalize import finalize_journal
 from recordings.journal import JournalWriter
-from recordings.takefile import TakeMeta, finalize_journal
+from recordings.takefile import TakeMeta
 
 
 def new_take_id(task_id: str) -> str:
@@ -24,7 +24,9 @@ def software_versions() -> dict:
         app = version("bidex-teleop")
     except PackageNotFoundError:
         app = "dev"
-    return {"mujoco": mujoco.__version__, "numpy": np.__version__, "h5py": h5py.__version__, "app": app}
+    # the whole build (recordings.build): a bit-exact replay is promised on the same build only,
+    # so the take says which one it was recorded on
+    return {**current_build(), "h5py": h5py.__version__, "app": app}
 
 
 class TakeWriter:
@@ -45,7 +47,7 @@ class TakeWriter:
         return self
 
     def __exit__(self, *exc):
-        self.journal.close()    # an unfinished take stays as a journal: recoverable, never lost
+        self.journal.release()  # an unfinished take stays as a journal: recoverable, never lost
 
     def open(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -59,14 +61,19 @@ class TakeWriter:
         return self.journal.ticks
 
     def finish(self) -> Path:
-        """Close the journal and make the final HDF5 file atomically; returns its path."""
-        self.journal.close()
-        return finalize_journal(self.journal.folder, interrupted=False)
+        """Close the journal and make the final HDF5 file atomically; returns its path. Idempotent:
+        after a failure it may be called again."""
+        return self._finalize(interrupted=False)
 
     def abort(self) -> Path:
         """Stop recording but keep everything: the journal becomes an interrupted take."""
+        return self._finalize(interrupted=True)
+
+    def _finalize(self, interrupted: bool) -> Path:
         self.journal.close()
-        return finalize_journal(self.journal.folder, interrupted=True)
+        path = finalize_journal(self.journal.folder, interrupted)
+        self.journal.release()      # only now: until the journal is gone, nobody else may touch it
+        return path
 
 
 def meta_for_episode(sim, task_id: str, seed_index: int, episode_index: int, operator: str,

@@ -1,8 +1,9 @@
 """Take files: one HDF5 file per take in robomimic's layout, written crash-safely.
 
 While recording, ticks go to an append-only journal (:mod:`recordings.journal`); ``finish()``
-converts it into ``<take_id>.h5`` atomically (temp file, fsync, rename). A journal left behind by a
-crash is turned into a take marked ``interrupted`` by :func:`recover_interrupted`.
+converts it into ``<take_id>.h5`` atomically (temp file, fsync, rename; :mod:`recordings.finalize`).
+A finished file is never modified in place: a review change writes a new copy and renames it over
+the old one, so a reader or a crash only ever sees a complete file.
 
 Layout (T ticks; ``states[t]``/``obs[t]`` are BEFORE ``actions[t]``, robomimic's convention)::
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -25,8 +27,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from recordings import faults
 from recordings.errors import TakeError
-from recordings.journal import Column, fsync_dir, read_journal
+from recordings.journal import Column, fsync_dir
+from recordings.locks import store_lock
 from teleop.robot import default_control_hz
 from teleop.sim import ACTION_DIM, OBS_DIM
 
@@ -111,6 +115,7 @@ class Take:
     arrays: dict[str, np.ndarray]
     review: Review
     interrupted: bool
+    stamp: str = ""          # the file's identity when read (inode:mtime_ns:size); "" if it changed meanwhile
 
     @property
     def length(self) -> int:
@@ -131,11 +136,22 @@ def _meta_from_json(raw: dict, model_xml: str, initial_state, where) -> TakeMeta
         raise TakeError(where, f"attribute 'meta' is incomplete: {exc}") from exc
 
 
+TMP_SUFFIX = ".tmp"              # <id>.h5.tmp: being finalised by the journal's owner
+REVIEW_TMP_SUFFIX = ".review.tmp"  # <id>.h5.review.tmp: a review change, made under the store lock
+
+
+def file_stamp(path: Path) -> str:
+    """What identifies one version of a file: a rename-replace changes the inode, an edit the
+    mtime or size. The index keeps it to know which rows are stale."""
+    st = os.stat(path)
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+
+
 def write_take_h5(path: Path, meta: TakeMeta, arrays: dict[str, np.ndarray], review: Review,
                   interrupted: bool) -> Path:
     """Write a complete take file atomically (temp file in the same folder, fsync, rename)."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(path.name + TMP_SUFFIX)
     with h5py.File(tmp, "w") as h5:
         data = h5.create_group("data")
         data.attrs["total"] = int(arrays["actions"].shape[0])
@@ -157,16 +173,38 @@ def write_take_h5(path: Path, meta: TakeMeta, arrays: dict[str, np.ndarray], rev
         demo["operator_frames"].attrs["columns"] = json.dumps(list(meta.frame_columns))
         demo["instruction_index"].attrs["instructions"] = json.dumps(list(meta.instructions))
         demo["subtask_latched"].attrs["subtasks"] = json.dumps(list(meta.subtask_names))
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
+    _fsync_file(tmp)
+    faults.checkpoint("tmp_written")
     os.replace(tmp, path)
     fsync_dir(path.parent)
+    faults.checkpoint("h5_renamed")
     return path
 
 
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
 def read_take(path: Path) -> Take:
-    """Load a take; a truncated, corrupted or incomplete file raises :class:`TakeError`."""
+    """Load a take; a missing, truncated, corrupted or incomplete file raises :class:`TakeError`
+    (whatever h5py raised: corrupt heaps surface as RuntimeError, bad attributes as OSError...)."""
     path = Path(path)
+    for _ in range(3):       # a file replaced while being read is read again (the stamp says so)
+        try:
+            before = file_stamp(path)
+        except OSError as exc:
+            raise TakeError(path, f"unreadable take file ({type(exc).__name__}: {exc})") from exc
+        take = _read(path)
+        try:
+            if file_stamp(path) == before:
+                return Take(take.path, take.meta, take.arrays, take.review, take.interrupted, before)
+        except OSError:
+            pass
+    return take
+
+
+def _read(path: Path) -> Take:
     try:
         with h5py.File(path, "r") as h5:
             if DEMO not in h5:
@@ -183,10 +221,10 @@ def read_take(path: Path) -> Take:
             interrupted = bool(demo.attrs["interrupted"])
     except TakeError:
         raise
-    except (OSError, KeyError, ValueError, TypeError) as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure to decode the file means it is unreadable
         raise TakeError(path, f"unreadable take file ({type(exc).__name__}: {exc})") from exc
-    lengths = {name: arr.shape[0] for name, arr in arrays.items()}
-    if len(set(lengths.values())) != 1:
+    lengths = {name: arr.shape[0] if arr.ndim else None for name, arr in arrays.items()}
+    if len(set(lengths.values())) != 1 or None in lengths.values():
         raise TakeError(path, f"per-tick datasets disagree on length: {lengths}")
     if arrays["states"].shape[1:] != (len(meta.initial_state),):
         raise TakeError(path, "dataset 'states' width differs from 'initial_state'")
@@ -194,32 +232,23 @@ def read_take(path: Path) -> Take:
 
 
 def update_review(path: Path, review: Review) -> None:
-    """Change a take's review status in place (a small attribute write; arrays are untouched)."""
+    """Change a take's review status: a new copy with the new attribute replaces the file atomically
+    (arrays untouched), under the store lock so concurrent changes never interleave."""
+    path = Path(path)
     if review.status not in STATUSES:
         raise TakeError(path, f"status {review.status!r} is not one of {', '.join(STATUSES)}")
     stamped = Review(review.status, review.reason, review.report, review.updated or time.time())
-    with h5py.File(path, "r+") as h5:
-        h5[DEMO].attrs["review"] = json.dumps(asdict(stamped))
-
-
-def finalize_journal(folder: Path, interrupted: bool) -> Path:
-    """Turn a journal folder into ``<take_id>.h5`` next to it, then remove the journal."""
-    folder = Path(folder)
-    contents = read_journal(folder)
-    header = contents.header
-    meta = _meta_from_json(header["meta"], header["model_xml"], header["initial_state"], folder / "header.json")
-    review = Review(reason="interrupted: recovered from the journal" if interrupted else "")
-    path = write_take_h5(folder.with_name(f"{meta.take_id}.h5"), meta, contents.arrays, review, interrupted)
-    for child in folder.iterdir():
-        child.unlink()
-    folder.rmdir()
-    return path
-
-
-def recover_interrupted(root: Path) -> list[Path]:
-    """Every journal left by a crash becomes an interrupted take; returns their paths."""
-    recovered = []
-    for folder in sorted(Path(root).glob("*.partial")):
-        if (folder / "header.json").exists():
-            recovered.append(finalize_journal(folder, interrupted=True))
-    return recovered
+    tmp = path.with_name(path.name + REVIEW_TMP_SUFFIX)
+    with store_lock(path.parent):
+        if not path.exists():
+            raise TakeError(path, "take file is gone (deleted or quarantined by another process?)")
+        try:
+            shutil.copyfile(path, tmp)
+            with h5py.File(tmp, "r+") as h5:
+                h5[DEMO].attrs["review"] = json.dumps(asdict(stamped))
+            _fsync_file(tmp)
+            os.replace(tmp, path)
+        except Exception as exc:  # noqa: BLE001 - the old file is untouched; say which one
+            tmp.unlink(missing_ok=True)
+            raise TakeError(path, f"could not update the review ({type(exc).__name__}: {exc})") from exc
+        fsync_dir(path.parent)

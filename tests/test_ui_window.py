@@ -168,6 +168,7 @@ def test_interrupted_take_is_recovered_and_shown_on_start(make_window, qtbot, tm
     store.open()
     writer, _ = record_take(store, Sim(scene), ticks=12, finish=False)
     writer.journal.sync()                 # the process "dies" here: a journal, no final file
+    writer.journal.release()              # ... and the kernel drops its owner lock, as it would
     store.close()
     win = make_window(root)
     assert len(win.open_report.recovered) == 1

@@ -37,8 +37,11 @@ class ValidationManager:
             except Exception as exc:  # the worker died: that take failed validation, visibly
                 report = ValidationReport(take_id, str(self.store.path(take_id)), False,
                                           f"validation worker failed: {type(exc).__name__}: {exc}")
-            status = "validated_pass" if report.passed else "validated_fail"
-            self.store.set_review(take_id, status, report.reason, report.to_dict())
+            if report.unreadable:      # no verdict on a file nobody can read: move it aside, named
+                self.store.quarantine(Path(report.path), report.reason)
+            else:
+                status = "validated_pass" if report.passed else "validated_fail"
+                self.store.set_review(take_id, status, report.reason, report.to_dict())
             reports.append(report)
         return reports
 

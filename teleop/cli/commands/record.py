@@ -49,7 +49,12 @@ def _run(args) -> int:
     if not args.no_save:
         from recordings.store import TakeStore
         store = TakeStore(Path(args.store))
-        store.open()
+        report = store.open()
+        # Files the store cannot use are moved aside and named; recording carries on regardless.
+        for q in report.quarantined:
+            print(f"teleop record: quarantined {q.line()}", file=sys.stderr)
+        for path in report.recovered:
+            print(f"teleop record: recovered interrupted take {path.name}", file=sys.stderr)
     announced = []
 
     def on_connect(device) -> None:           # once: the device now knows its real address

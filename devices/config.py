@@ -83,6 +83,7 @@ class DeviceConfig(abc.ABC):
     per_episode: ClassVar[bool] = False
     in_app: ClassVar[bool] = True
     menu_order: ClassVar[int] = 100        # position in the window's device list (then by name)
+    no_frames_hint: ClassVar[str] = ""      # what to try when it is open but sends no frames
     _registry: ClassVar[dict[str, type["DeviceConfig"]]] = {}
 
     @classmethod

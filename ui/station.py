@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 
-from devices.config import DeviceConfig, DeviceContext, device_config
+from devices.config import DeviceConfig, DeviceContext
 from recordings.store import TakeStore
 from retarget import load_config
 from teleop.control.autostop import AutoStop
@@ -54,7 +54,9 @@ class Station(StationCommands):
         self.profile = None                           # operator profile (None: the default)
         self._manual = False                         # joint-panel targets drive the robot (no device)
         self._autostop: AutoStop | None = None
+        self._meta: dict | None = None
         self.takes_started = self.takes_stopped = 0
+        self.takes_written = self.takes_failed = 0   # counted by the take-finisher thread
         self.last_stop = ""
         self.stop_reasons: dict[str, str] = {}        # take id -> why it ended (read by the window)
         self.heartbeat = time.monotonic()
@@ -85,11 +87,12 @@ class Station(StationCommands):
     def start(self) -> None:
         self.loop.start()
 
-    def stop(self) -> None:
-        """Stop the loop; a take still recording is finished (the window is closing)."""
+    def stop(self, keep: bool = True) -> None:
+        """Stop the loop; a take still recording is finished (``keep``) or kept as interrupted
+        (the window is closing)."""
         self.loop.stop()
         if self.session is not None and self.session.recorder is not None:
-            self.finished_takes.put(self.session.stop_recording(keep=True).path)
+            self.finished_takes.put(self.session.stop_recording(keep=keep).path)
         self.devices.close_now()
 
     def restart_loop(self) -> bool:
@@ -104,6 +107,10 @@ class Station(StationCommands):
         self.loop.start()
         return True
 
+    def takes_pending(self) -> bool:
+        """A stopped take whose file is not written yet (its review is coming)."""
+        return self.takes_stopped > self.takes_written + self.takes_failed
+
     def snapshot(self) -> StationSnapshot:
         with self._lock:
             return self._snapshot
@@ -117,6 +124,8 @@ class Station(StationCommands):
         """Build the task off-thread, then swap it in at the next tick."""
         def build():
             try:
+                if self._meta is None:                # read off the loop thread, once
+                    self._meta = config_meta(None, None)
                 rt = TaskRuntime(task_id)
                 self._commands.put(("swap", _Bundle(rt, load_config().build(rt.sim.scene, profile=self.profile))))
             except TeleopError as exc:
@@ -249,11 +258,13 @@ class Station(StationCommands):
 
     def _context(self, live: bool = False) -> DeviceContext:
         """What building a device may use. A live device is built on the connector thread, so it
-        gets no runtime (the loop thread owns it)."""
+        gets no runtime (the loop thread owns it). A player keeps its natural clock: the synthetic
+        operator's lock-step advances with the loop's ticks, so on a loaded machine it slows down
+        with the robot (as an operator watching it would) instead of running ahead of it."""
         b = self._bundle
         if live or b is None:
             return DeviceContext(None, None, realtime=True, episode_index=self.episode_index)
-        return DeviceContext(b.rt, b.retargeter, realtime=True, episode_index=self.episode_index)
+        return DeviceContext(b.rt, b.retargeter, realtime=None, episode_index=self.episode_index)
 
     def _reset_episode(self) -> None:
         """The next episode starts: the session's reset; a player is re-planned from the reset
@@ -282,22 +293,24 @@ class Station(StationCommands):
             raise TeleopError(f"nothing to record: {slot.config.label} has sent no frames yet — {fault.hint}")
         if link not in LINKED and link != "stale":
             raise TeleopError("connect a device before recording")
-        if slot.is_player:
-            if slot.started or self.rt_ticks() > 0:
-                self._reset_episode()            # a clean episode, the operator's script from its start
-            slot.start_player()
-            session.attach(slot.device)
+        if slot.is_player and (slot.started or self.rt_ticks() > 0):
+            self._reset_episode()                # a clean episode, the operator's script from its start
         elif self.rt_ticks() > 0:
             # A take starts from a clean episode: its initial state is the reset state and every
             # piece of tick state is fresh, so its operator stream replays bit-exactly.
             self._reset_episode()
         self._begin_recording()
+        if slot.is_player:                       # its clock starts now, after the journal is open
+            slot.start_player()
+            session.attach(slot.device)
 
     def _begin_recording(self) -> None:
         rt = self._bundle.rt
+        if self._meta is None:                        # the retarget configuration's text: read once
+            self._meta = config_meta(None, None)
         self.session.start_recording(self.store, self.operator, self.seed_index, self.episode_index,
                                      device=self.device_config.name if self.device_config else "none",
-                                     **config_meta(None, None))
+                                     **self._meta)
         self._autostop = AutoStop(rt.scorer.horizon, rt.sim.scene.control_dt,
                                   **({} if self.autostop_s is None else {"settle_s": self.autostop_s}))
         self.takes_started += 1
@@ -307,10 +320,12 @@ class Station(StationCommands):
         """(take-finisher thread) The file goes to the UI's queue; a failure becomes a notice
         through the command queue: no other thread writes the station's state."""
         if isinstance(result, Exception):
+            self.takes_failed += 1
             self._commands.put(("message", ("record", f"could not finish the take ({result}); it will be "
                                                       "recovered on restart")))
         else:
             self.finished_takes.put(result)
+            self.takes_written += 1
 
     def _finish_take(self, keep: bool, reason: str = "key") -> None:
         """Detach the recorder now; the session writes the final file on a worker thread (the loop

@@ -212,7 +212,8 @@ class StationCommands:
         slot = self.devices
         if slot.is_player and slot.device is not None:
             slot.prepare_player(slot.config, self._context())   # planned from the state at ``tick``
+        self._begin_recording()
+        if slot.is_player and slot.device is not None:
             slot.start_player()
         if slot.started:
             session.attach(slot.device)
-        self._begin_recording()

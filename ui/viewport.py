@@ -12,6 +12,8 @@ from PyQt6.QtCore import QPointF, Qt, QThread, QTimer, pyqtSignal
 from PyQt6.QtGui import QImage, QPainter
 from PyQt6.QtWidgets import QWidget
 
+from ui.overlay import paint_overlay
+
 MAX_RENDER_WIDTH = 960          # software GL: cap the pixels, scale up for display
 
 
@@ -55,8 +57,15 @@ class RenderWorker(QThread):
         self.model = model
         self._cond = threading.Condition()
         self._request = None
+        self._next_model: mujoco.MjModel | None = None
         self._running = True
         self.frames = 0
+
+    def set_model(self, model: mujoco.MjModel) -> None:
+        """Render ``model`` from the next request on (swapped in this thread: never blocks the UI)."""
+        with self._cond:
+            self._next_model = model
+            self._request = None
 
     def request(self, qpos: np.ndarray, camera, size: tuple[int, int]) -> None:
         with self._cond:
@@ -80,6 +89,12 @@ class RenderWorker(QThread):
                     break
                 qpos, camera, (w, h) = self._request
                 self._request = None
+                model, self._next_model = self._next_model, None
+            if model is not None:
+                self.model, data = model, mujoco.MjData(model)
+                if renderer is not None:
+                    renderer.close()
+                    renderer = None
             if len(qpos) != self.model.nq:      # a request for the previous model, mid-switch
                 continue
             if renderer is None or (renderer.width, renderer.height) != (w, h):
@@ -113,6 +128,7 @@ class Viewport(QWidget):
         self._snapshot_fn = snapshot_fn
         self._max_width = max_width
         self._image: QImage | None = None
+        self.overlay = None
         self._last_mouse: QPointF | None = None
         self.worker = self._start_worker(model)
         self._timer = QTimer(self)
@@ -126,12 +142,16 @@ class Viewport(QWidget):
         return worker
 
     def set_source(self, model: mujoco.MjModel, snapshot_fn) -> None:
-        """Show another model (a new task, or a take under review) from another snapshot source."""
-        frames = self.worker.frames
-        self.worker.stop()
+        """Show another model (a new task, or a take under review) from another snapshot source.
+        The render thread swaps the model itself: switching never waits for a frame to finish."""
         self._snapshot_fn = snapshot_fn
-        self.worker = self._start_worker(model)
-        self.worker.frames = frames
+        self.worker.set_model(model)
+
+    def set_overlay(self, overlay) -> None:
+        """The mode banner drawn over the view (``ui.overlay.Overlay``; None: none)."""
+        if overlay != self.overlay:
+            self.overlay = overlay
+            self.update()
 
     def render_size(self) -> tuple[int, int]:
         w, h = max(self.width(), 64), max(self.height(), 48)
@@ -159,6 +179,8 @@ class Viewport(QWidget):
         if self._image is not None:
             painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
             painter.drawImage(self.rect(), self._image)
+        if self.overlay is not None:
+            paint_overlay(painter, self.rect(), self.overlay)
         painter.end()
 
     def mousePressEvent(self, event) -> None:  # noqa: N802

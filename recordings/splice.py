@@ -32,8 +32,8 @@ def continued_meta(take: Take, tick: int, **changes) -> TakeMeta:
     and initial state, and ``changes`` (operator, device, retarget configuration of the new ticks)."""
     tick = check_tick(take, tick)
     source = take.meta
-    return replace(source, take_id=new_take_id(source.task_id), created=0.0, software={},
-                   continued_from=f"{source.take_id}@{tick}", **changes)
+    return replace(source, **{"take_id": new_take_id(source.task_id), "created": 0.0, "software": {},
+                              "continued_from": f"{source.take_id}@{tick}", **changes})
 
 
 def prefix_rows(take: Take, tick: int) -> Iterator[dict]:

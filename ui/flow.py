@@ -50,6 +50,7 @@ class FlowController(TakeArrivals, QObject):
         self._rewind_s: float | None = None
         self._superseded: set[str] = set()     # takes replaced by their continuation (trashed when it lands)
         self.speed = float(settings.value("review/speed", 1.0))
+        self.closed = False
         self._loaded.connect(self._on_loaded)
 
     # -- state ------------------------------------------------------------------------------------

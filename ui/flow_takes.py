@@ -61,6 +61,8 @@ class TakeArrivals:
 
     def _on_loaded(self, path, result, reason: str) -> None:
         self._loading -= 1
+        if self.closed:                             # the window closed while the take was read
+            return
         if isinstance(result, Exception):
             self.status = f"cannot open {Path(path).name}: {result}"
             self.changed.emit()

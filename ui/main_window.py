@@ -31,7 +31,7 @@ from ui.validation import ValidationManager
 from ui.viewport import Viewport
 from ui.watchdog import LoopWatchdog
 from ui.window_refresh import WindowRefresh
-from ui.window_layout import DEFAULT_SIZE, build_docks
+from ui.window_layout import DEFAULT_SIZE, build_docks, default_sizes
 from ui.window_settings import restore_layout, restore_session, save_session
 
 CAMERA_VIEWS = ("head", "left_wrist", "right_wrist")
@@ -60,6 +60,8 @@ class MainWindow(WindowRefresh, QMainWindow):
         self.watchdog = LoopWatchdog(self.station, parent=self)
         self._build()
         self._wire()
+        if self.settings.value("state") is None:      # first start: sized once the window is shown
+            QTimer.singleShot(0, lambda: default_sizes(self))
         restore_layout(self)
         self.station.start()
         self._timer = QTimer(self)
@@ -76,7 +78,7 @@ class MainWindow(WindowRefresh, QMainWindow):
         self._bare_layout = bare
         self.viewport = Viewport(bare.model, self._live_qpos)
         self.setCentralWidget(self.viewport)
-        self.camera_views = [Viewport(bare.model, self._live_qpos, fps=8, camera=cam, max_width=320)
+        self.camera_views = [Viewport(bare.model, self._live_qpos, fps=5, camera=cam, max_width=320)
                              for cam in CAMERA_VIEWS]
         self.task_panel = TaskPanel(list(self.specs.values()))
         self.device_panel = DevicePanel(self.station.app_devices())
@@ -243,6 +245,7 @@ class MainWindow(WindowRefresh, QMainWindow):
                 return
             keep = answer != QMessageBox.StandardButton.Discard
         save_session(self)
+        self.flow.closed = True
         self._timer.stop()
         self.writer.flush()
         self.watchdog.stop()

@@ -30,8 +30,9 @@ def overlay_for(mode: str, snap, review=None, accepted: int = 0, target: int = 0
         return Overlay("LOOP STOPPED", loop_problem, "restarting the control loop…")
     if mode == "REVIEW" and review is not None and review.take is not None:
         hz = review.take.meta.control_hz
-        line = f"{review.tick / hz:.1f} / {review.take.length / hz:.1f} s  ·  {review.speed:g}×"
-        return Overlay("REVIEW", line, f"A accept  ·  R reject  ·  ← re-record  ·  C continue here   {count}")
+        line = f"{review.tick / hz:.1f} / {review.take.length / hz:.1f} s  ·  {review.speed:g}×" + \
+            (f"  ·  {count}" if count else "")
+        return Overlay("REVIEW", line, "A accept  ·  R reject  ·  ← re-record  ·  C continue")
     if mode == "RECORDING":
         line = f"● {snap.elapsed_s:.1f} s"
         if snap.remaining_s is not None:
@@ -43,8 +44,8 @@ def overlay_for(mode: str, snap, review=None, accepted: int = 0, target: int = 0
         return Overlay(mode, "", "one moment…")
     if not snap.connected:
         return Overlay("LIVE", "no device", "connect a device in the Device panel")
-    hint = "Space records — the script starts with the take" if snap.armed else "Space records"
-    return Overlay("LIVE", f"episode {snap.episode_index}", f"{hint}   {count}")
+    hint = "Space records (the script starts with the take)" if snap.armed else "Space records"
+    return Overlay("LIVE", f"episode {snap.episode_index}" + (f"  ·  {count}" if count else ""), hint)
 
 
 def paint_overlay(painter: QPainter, rect, overlay: Overlay) -> None:

@@ -53,7 +53,7 @@ class RecordPanel(QWidget):
     speed_changed = pyqtSignal(float)
 
     BUTTONS = (("record", "● Record  [Space]"), ("end_early", "■ End early  [→]"), ("rerecord", "↺ Re-record  [←]"),
-               ("back", "⏪ Back 3 s  [⌫]"), ("play", "▶ Play  [P]"), ("continue", "Continue here  [C]"),
+               ("back", "« Back 3 s  [⌫]"), ("play", "▶ Play  [P]"), ("continue", "Continue here  [C]"),
                ("accept", "Accept  [A]"), ("undo", "Undo  [Ctrl+Z]"), ("next", "Next episode  [N]"),
                ("live", "Back to live  [Esc]"))
 

@@ -5,6 +5,7 @@ Mouse: left-drag orbits, right- or middle-drag pans, the wheel zooms, double-cli
 from __future__ import annotations
 
 import threading
+import time
 
 import mujoco
 import numpy as np
@@ -14,7 +15,8 @@ from PyQt6.QtWidgets import QWidget
 
 from ui.overlay import paint_overlay
 
-MAX_RENDER_WIDTH = 960          # software GL: cap the pixels, scale up for display
+MAX_RENDER_WIDTH = 720          # software GL: cap the pixels (a 960-px frame cost ~0.17 s of CPU), scale up for display
+IDLE_S = 0.25                   # a still picture is re-rendered this often
 
 
 class OrbitCamera:
@@ -119,7 +121,7 @@ class RenderWorker(QThread):
 class Viewport(QWidget):
     """Shows the scene from the orbit camera (or a named model camera) at up to ``fps``."""
 
-    def __init__(self, model: mujoco.MjModel, snapshot_fn, fps: float = 30.0, parent=None,
+    def __init__(self, model: mujoco.MjModel, snapshot_fn, fps: float = 20.0, parent=None,
                  camera: str | None = None, max_width: int = MAX_RENDER_WIDTH):
         super().__init__(parent)
         self.setMinimumSize(320, 240)
@@ -129,6 +131,7 @@ class Viewport(QWidget):
         self._max_width = max_width
         self._image: QImage | None = None
         self.overlay = None
+        self._last = None                  # (qpos, view) of the last request
         self._last_mouse: QPointF | None = None
         self.worker = self._start_worker(model)
         self._timer = QTimer(self)
@@ -145,6 +148,7 @@ class Viewport(QWidget):
         """Show another model (a new task, or a take under review) from another snapshot source.
         The render thread swaps the model itself: switching never waits for a frame to finish."""
         self._snapshot_fn = snapshot_fn
+        self._last = None
         self.worker.set_model(model)
 
     def set_overlay(self, overlay) -> None:
@@ -166,8 +170,19 @@ class Viewport(QWidget):
         if not self.isVisible():
             return
         qpos = self._snapshot_fn()
-        if qpos is not None:
-            self.worker.request(qpos, self.fixed_camera or self.orbit, self.render_size())
+        if qpos is None:
+            return
+        camera = self.fixed_camera or self.orbit
+        view = (self.fixed_camera or (tuple(self.orbit.lookat), self.orbit.distance, self.orbit.azimuth,
+                                      self.orbit.elevation), self.render_size())
+        # Software GL costs a core at 30 fps: render when the picture would change, and otherwise
+        # only every IDLE_S (so a frame lost to a model switch never sticks).
+        now = time.monotonic()
+        if self._last is not None and self._last[1] == view and np.array_equal(self._last[0], qpos) \
+                and now - self._last[2] < IDLE_S:
+            return
+        self._last = (np.array(qpos, copy=True), view, now)
+        self.worker.request(qpos, camera, view[1])
 
     def _on_frame(self, image: QImage) -> None:
         self._image = image

@@ -2,12 +2,12 @@
 
 Tall panels sit in scroll areas, so their content sets no minimum height; the three camera views
 scale down; the task list keeps room for six rows whatever the size. Tabified docks share their
-area: Cameras | Joints on the right, Episodes | Health | Throughput at the bottom.
+area: Cameras | Joints | Health on the right; the bottom holds the takes and the throughput.
 """
 from __future__ import annotations
 
 from PyQt6.QtCore import Qt
-from PyQt6.QtWidgets import QDockWidget, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PyQt6.QtWidgets import QDockWidget, QFrame, QLabel, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 FIT_SIZE = (1280, 860)           # the most the window may ask for (a 1080-px screen leaves ~1000)
 DEFAULT_SIZE = (1600, 960)
@@ -22,11 +22,16 @@ def scrolled(widget: QWidget) -> QScrollArea:
     return area
 
 
-def dock(window, title: str, widget: QWidget, area) -> QDockWidget:
+def dock(window, title: str, widget: QWidget, area=None, onto: QDockWidget | None = None) -> QDockWidget:
+    """A dock in ``area``, or tabbed ``onto`` another one (added straight into its tab group:
+    adding it beside first and tabifying after leaves a stray tab bar on screen)."""
     d = QDockWidget(title, window)
     d.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
     d.setWidget(widget)
-    window.addDockWidget(area, d)
+    if onto is not None:
+        window.tabifyDockWidget(onto, d)
+    else:
+        window.addDockWidget(area, d)
     return d
 
 
@@ -62,21 +67,30 @@ def build_docks(window) -> dict[str, QDockWidget]:
     column.setContentsMargins(0, 0, 0, 0)
     window.recovered_banner = recovered_banner(window)
     column.addWidget(window.recovered_banner)
-    column.addWidget(window.browser)
+    # Throughput shares the bottom as a tab of this dock's own: tabbing docks in the bottom area
+    # left a stray tab bar drawn over the device panel (Qt 6.11).
+    window.bottom_tabs = QTabWidget()
+    window.bottom_tabs.addTab(window.browser, "Takes")
+    window.bottom_tabs.addTab(window.throughput, "Throughput")
+    window.bottom_tabs.currentChanged.connect(lambda i: i == 1 and window.throughput.refresh())
+    column.addWidget(window.bottom_tabs)
     docks = {"task": dock(window, "Task", window.task_panel, left),
              "device": dock(window, "Device", scrolled(window.device_panel), left),
              "record": dock(window, "Recording", scrolled(window.record_panel), right),
              "cameras": dock(window, "Cameras", camera_column(window.camera_views), right),
-             "joints": dock(window, "Joints", window.joint_panel, right),
-             "episodes": dock(window, "Episodes", episodes, bottom),
-             "health": dock(window, "Health", scrolled(window.health), bottom),
-             "throughput": dock(window, "Throughput", window.throughput, bottom)}
-    window.tabifyDockWidget(docks["cameras"], docks["joints"])
-    window.tabifyDockWidget(docks["episodes"], docks["health"])
-    window.tabifyDockWidget(docks["health"], docks["throughput"])
+             "episodes": dock(window, "Episodes", episodes, bottom)}
+    docks["joints"] = dock(window, "Joints", window.joint_panel, onto=docks["cameras"])
+    docks["health"] = dock(window, "Health", scrolled(window.health), onto=docks["joints"])
     docks["cameras"].raise_()
     docks["episodes"].raise_()
-    window.resizeDocks([docks["task"], docks["device"]], [520, 360], Qt.Orientation.Vertical)
-    window.resizeDocks([docks["record"], docks["cameras"]], [470, 400], Qt.Orientation.Vertical)
-    window.resizeDocks([docks["episodes"]], [230], Qt.Orientation.Vertical)
     return docks
+
+
+def default_sizes(window) -> None:
+    """Dock sizes for a first start (a saved layout replaces them): side columns wide enough for
+    their panels, the 3-D view taking the rest."""
+    d = window.docks
+    window.resizeDocks([d["task"], d["record"]], [360, 470], Qt.Orientation.Horizontal)
+    window.resizeDocks([d["task"], d["device"]], [520, 360], Qt.Orientation.Vertical)
+    window.resizeDocks([d["record"], d["cameras"]], [520, 380], Qt.Orientation.Vertical)
+    window.resizeDocks([d["episodes"]], [220], Qt.Orientation.Vertical)

@@ -60,6 +60,7 @@ def main(argv=None) -> int:
     ap.add_argument("--state", choices=("live", "recording", "review"), default="live")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--store", default=None)
+    ap.add_argument("--device", help="connect this device (recording / review use the synthetic operator)")
     ap.add_argument("--fit", action="store_true", help="size the window to the screen less a desktop's bars")
     ap.add_argument("--report", help="write the key widgets' placement as JSON here")
     args = ap.parse_args(argv)
@@ -74,9 +75,11 @@ def main(argv=None) -> int:
     if args.task:
         window.task_panel.picker.select(args.task)
         _pump(app, 60, lambda: window.station.snapshot().task_id == args.task)
-    if args.state != "live" and args.task:
-        window.connect_device("synthetic", {})
+    device = args.device or ("synthetic" if args.state != "live" else None)
+    if device and args.task:
+        window.connect_device(device, {})
         _pump(app, 20, lambda: window.station.snapshot().connected)
+    if args.state != "live" and args.task:
         window.flow.trigger("record")
         _pump(app, 20, lambda: window.station.snapshot().recorded_ticks > 60)
         if args.state == "review":

@@ -181,13 +181,17 @@ class FlowController(TakeArrivals, QObject):
             return self._say("stop the take before undoing a verdict")
         verdict = self.verdicts.pop()
         self.validation.forget(verdict.take_id)
-        self.writer.write(verdict.take_id, "recorded", "")
+        path = self.store.path(verdict.take_id)
+        self._loading += 1                   # FINISHING until the take is back in review
+        self.writer.write(verdict.take_id, "recorded", "", after=lambda: (self._unhold(), self.open(path)))
         self.takes_changed.emit()
         self.station.set_episode(verdict.episode_index)
         self._close_review()
         self.status = f"{verdict.take_id}: {verdict.status} undone"
-        self.open(self.store.path(verdict.take_id))
         return True
+
+    def _unhold(self) -> None:
+        self._loading -= 1
 
     def _on_next(self, _arg) -> bool:
         self._close_review()

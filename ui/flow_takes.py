@@ -26,11 +26,11 @@ class TakeArrivals:
     def _verdict(self, status: str, reason: str) -> None:
         take = self.review.take
         take_id = take.meta.take_id
-        self.writer.write(take_id, status, reason, take=take)
-        if status == "accepted":
-            self.validation.submit(take_id)
+        if status == "accepted":              # validated once the decision is in the file
+            self.writer.write(take_id, status, reason, take=take, after=lambda: self.validation.submit(take_id))
             self.status = f"{take_id}: accepted, validating…"
         else:
+            self.writer.write(take_id, status, reason, take=take)
             self.status = f"{take_id}: rejected ({reason})"
         self.verdicts.append(Verdict(take_id, status, reason, take.meta.episode_index))
         self.rejecting, self._confirm_until = False, 0.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PyQt6.QtCore import QEvent, QObject, Qt
 from PyQt6.QtGui import QKeySequence, QShortcut
-from PyQt6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QPlainTextEdit, QTextEdit, QWidget
+from PyQt6.QtWidgets import QAbstractSpinBox, QLineEdit, QPlainTextEdit, QTextEdit, QWidget
 
 # (key, action, argument, label for the help line)
 KEYMAP = (("Space", "record", None, "record / stop"), ("A", "accept", None, "accept"),
@@ -49,34 +49,33 @@ def _action_of(event) -> str | None:
 
 
 class TextFieldGuard(QObject):
-    """Application event filter: Space and Ctrl+Z in a text field of ``window`` run the operator
-    action instead of editing the text."""
+    """Event filter on the window's text fields (not on the whole application: every event of
+    every widget would cross into Python): Space and Ctrl+Z there run the operator action
+    instead of editing the text. Dialogs are other windows and keep their keys."""
 
     def __init__(self, window: QWidget, trigger):
         super().__init__(window)
         self.window, self.trigger = window, trigger
-        QApplication.instance().installEventFilter(self)
-
-    def _ours(self, obj) -> bool:
-        widget = obj if isinstance(obj, QWidget) else None
-        if widget is None or not isinstance(widget, TEXT_WIDGETS) and not isinstance(widget.parent(), TEXT_WIDGETS):
-            return False
-        while widget is not None:             # a floating dock is still the window's
-            if widget is self.window:
-                return True
-            widget = widget.parentWidget()
-        return False
+        self.fields: list[QWidget] = []
+        for kind in TEXT_WIDGETS:
+            for widget in window.findChildren(kind):
+                widget.installEventFilter(self)
+                self.fields.append(widget)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt naming)
         kind = event.type()
-        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
+        if kind != QEvent.Type.ShortcutOverride and kind != QEvent.Type.KeyPress:
             return False
         action = _action_of(event)
-        if action is None or not self._ours(obj):
+        if action is None:
             return False
         if kind == QEvent.Type.KeyPress:     # the shortcut did not fire: run the action here
             self.trigger(action, None)
         return True                          # the text field never sees the key
 
     def remove(self) -> None:
-        QApplication.instance().removeEventFilter(self)
+        for widget in self.fields:
+            try:
+                widget.removeEventFilter(self)
+            except RuntimeError:             # already deleted with its parent
+                pass

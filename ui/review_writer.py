@@ -28,8 +28,10 @@ class ReviewWriter:
         threading.Thread(target=self._run, name="review-writer", daemon=True).start()
 
     def write(self, take_id: str, status: str, reason: str = "", report: dict | None = None,
-              take: Take | None = None) -> None:
-        """Record a decision (UI thread). ``take``: the take in memory, indexed at once."""
+              take: Take | None = None, after=None) -> None:
+        """Record a decision (UI thread). ``take``: the take in memory, indexed at once.
+        ``after()`` runs on the UI thread once the file is written: whatever opens the file next
+        (a validation, a reload) must wait for it — HDF5 refuses to open a file being written."""
         if status not in STATUSES:
             raise TeleopError(f"status {status!r} is not one of {', '.join(STATUSES)}")
         if status == "rejected" and not reason.strip():
@@ -39,16 +41,16 @@ class ReviewWriter:
             self.store.index.upsert(dataclasses.replace(take, review=review))
         with self._cond:
             self._pending += 1
-        self._jobs.put((self.store.path(take_id), review))
+        self._jobs.put((self.store.path(take_id), review, after))
 
     def _run(self) -> None:
         while True:
-            path, review = self._jobs.get()
+            path, review, after = self._jobs.get()
             try:
                 update_review(path, review)
-                self._done.put(read_take(path))
+                self._done.put((read_take(path), after))
             except Exception as exc:  # noqa: BLE001 - reported through poll(), never lost silently
-                self._done.put(exc)
+                self._done.put((exc, after))
             with self._cond:
                 self._pending -= 1
                 self._cond.notify_all()
@@ -58,7 +60,7 @@ class ReviewWriter:
         indexed, errors = 0, []
         while True:
             try:
-                result = self._done.get_nowait()
+                result, after = self._done.get_nowait()
             except queue.Empty:
                 return indexed, errors
             if isinstance(result, Exception):
@@ -66,6 +68,8 @@ class ReviewWriter:
             else:
                 self.store.index.upsert(result)
                 indexed += 1
+            if after is not None:
+                after()
 
     def flush(self, timeout: float = 10.0) -> tuple[int, list[str]]:
         """Wait for every pending write, then index them (the window is closing; tests)."""

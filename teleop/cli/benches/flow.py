@@ -97,18 +97,19 @@ def run(args) -> dict:
         loop_hz = (win.station.ticks - ticks0) / wall
         inputs = win.flow.inputs - inputs0
         stalls.timer.stop()
-        end = time.monotonic() + 60                    # let the background validations finish
+        end = time.monotonic() + 180                   # let the background validations finish
         while win.validation.busy and time.monotonic() < end:
             app.processEvents()
             time.sleep(0.05)
         app.processEvents()
         win._refresh()
         passed = len(win.store.rows(status="validated_pass"))
+        failed = len(win.store.rows(status="validated_fail"))
     finally:
         win.close()
     overhead = np.array(per_take) - np.array(durations)
     gaps_ms = np.array(stalls.gaps) * 1e3
-    return {"task": args.task, "takes": args.takes, "accepted": args.takes, "validated_pass": passed,
+    return {"task": args.task, "takes": args.takes, "accepted": args.takes, "validated_pass": passed, "validated_fail": failed,
             "overhead_s_per_take_p50": round(float(np.median(overhead)), 3),
             "overhead_s_per_take_p90": round(float(np.percentile(overhead, 90)), 3),
             "inputs_per_take": round(inputs / args.takes, 2),

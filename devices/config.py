@@ -91,6 +91,7 @@ class DeviceConfig(abc.ABC):
     in_app: ClassVar[bool] = True
     menu_order: ClassVar[int] = 100        # position in the window's device list (then by name)
     horizon_from_engage: ClassVar[bool] = False
+    no_frames_hint: ClassVar[str] = ""      # what to try when it is open but sends no frames
     _registry: ClassVar[dict[str, type[DeviceConfig]]] = {}
 
     @classmethod

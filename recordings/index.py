@@ -60,6 +60,9 @@ class TakeIndex:
         # timeout: several processes share the index; a writer waits for another's short transaction
         self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None, timeout=60)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # The index is a cache of the take files (rebuilt from them): in WAL mode NORMAL cannot
+        # corrupt it and spares an fsync per statement, which froze the window after each verdict.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("BEGIN IMMEDIATE")       # one process migrates; the others then see version 2
         try:
             if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:

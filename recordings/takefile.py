@@ -78,6 +78,7 @@ class TakeMeta:
     operator_profile: str = ""
     software: dict = field(default_factory=dict)
     created: float = 0.0
+    continued_from: str = ""        # "<take_id>@<tick>": the prefix this take continues (recordings.splice)
 
     def env_args(self) -> dict:
         return {"task_id": self.task_id, "seed_index": self.seed_index, "episode_index": self.episode_index,

@@ -38,6 +38,8 @@ class EpisodeOptions:
     retarget_config: str | None = None
     profile: str | None = None
     device_options: dict = field(default_factory=dict)
+    continue_from: str | None = None      # a take file: rewind it to ``at_tick`` and continue from there
+    at_tick: int | None = None
 
 
 def device_configs() -> dict[str, type[DeviceConfig]]:
@@ -99,6 +101,10 @@ class Episode:
     def __init__(self, opts: EpisodeOptions):
         load_devices()
         self.config = device_config(opts.device).from_options(**opts.device_options)
+        resume = _resume_source(opts)
+        if resume is not None:              # continuing a take: its task and episode
+            opts = dataclasses.replace(opts, task=resume.meta.task_id, seed_index=resume.meta.seed_index,
+                                       episode_index=resume.meta.episode_index)
         source = self.config.episode()
         if source is not None:              # the device decides: a replay re-runs its take's episode
             opts = dataclasses.replace(opts, task=source.task_id, seed_index=source.seed_index,
@@ -116,11 +122,15 @@ class Episode:
         self.horizon: EpisodeHorizon | None = None
         # The task's own horizon (a replayed take's length); the scorer's is set at each run.
         self.task_horizon = source.ticks if source is not None and source.ticks else self.rt.scorer.horizon
-        self._start(opts.episode_index, None if source is None else source.initial_state)
+        self._start(opts.episode_index, None if source is None else source.initial_state, resume)
 
-    def _start(self, episode_index: int, initial_state=None) -> None:
-        """Reset the session to ``episode_index`` and (re)build the device for it."""
-        self.session.reset(self.opts.seed_index, episode_index, initial_state)
+    def _start(self, episode_index: int, initial_state=None, resume=None) -> None:
+        """Reset the session to ``episode_index`` (or resume a take at ``opts.at_tick``) and (re)build
+        the device for it: a planned device plans from the state the episode starts in."""
+        if resume is not None:
+            self.session.resume(resume, self.opts.at_tick)
+        else:
+            self.session.reset(self.opts.seed_index, episode_index, initial_state)
         self.opts = dataclasses.replace(self.opts, episode_index=episode_index)
         self.reports = []
         if self.device is None or self.config.per_episode:
@@ -169,7 +179,7 @@ class Episode:
         a list of (EpisodeResult, Take or None, reports)."""
         if episodes < 1:
             raise ConfigError(f"episodes must be >= 1, got {episodes}")
-        if episodes > 1 and self.config.episode() is not None:
+        if episodes > 1 and (self.config.episode() is not None or self.opts.continue_from):
             raise ConfigError(f"device {self.config.name!r} plays one recorded episode; --episodes must be 1")
         out, first = [], self.opts.episode_index
         for i in range(episodes):
@@ -209,6 +219,17 @@ class Episode:
     def timing(self) -> dict:
         """Per-tick timing figures of the current episode so far (ms)."""
         return timing_figures(self.reports)
+
+
+def _resume_source(opts: EpisodeOptions):
+    """The take to continue (``--continue-from``), read; None when not continuing."""
+    if not opts.continue_from:
+        return None
+    if opts.at_tick is None:
+        raise ConfigError("--continue-from needs --at TICK (the tick to continue from; 0 = the start)")
+    from recordings.takefile import read_take
+
+    return read_take(Path(opts.continue_from))
 
 
 def timing_figures(reports) -> dict:

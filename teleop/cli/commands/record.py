@@ -17,7 +17,8 @@ from teleop.core.paths import default_store
 
 
 def _summary(episode: Episode, result, take, reports) -> dict:
-    return {"task": result.task_id, "device": episode.opts.device, "seed_index": episode.opts.seed_index,
+    return {"continued_from": take.meta.continued_from if take is not None else None,
+            "task": result.task_id, "device": episode.opts.device, "seed_index": episode.opts.seed_index,
             "episode_index": episode.opts.episode_index, "ticks": len(reports),
             "strict_success": result.strict_success, "progress": result.progress,
             "latch_steps": {s.name: s.latch_step for s in result.subtasks},
@@ -43,7 +44,8 @@ def _run(args) -> int:
     config = device_configs()[args.device]
     opts = EpisodeOptions(task=args.task, device=args.device, seed_index=args.seed, episode_index=args.episode,
                           realtime=args.realtime, max_seconds=args.max_seconds, retarget_config=args.retarget,
-                          profile=args.profile, device_options=device_options(args, config))
+                          profile=args.profile, device_options=device_options(args, config),
+                          continue_from=args.continue_from, at_tick=args.at)
     episode = Episode(opts)
     store = None
     if not args.no_save:
@@ -93,5 +95,8 @@ def register(sub) -> None:
     p.add_argument("--no-save", action="store_true", help="run and report without saving a take")
     p.add_argument("--operator", default=os.environ.get("USER", "operator"))
     p.add_argument("--json", action="store_true", help="one JSON line per episode")
+    p.add_argument("--continue-from", metavar="TAKE", help="rewind this take file to --at and keep recording from "
+                   "there: the new take is its first TICK ticks plus the new ones (it replays from its initial state)")
+    p.add_argument("--at", type=int, metavar="TICK", help="with --continue-from: the tick to continue from")
     add_device_options(p, device_configs())
     p.set_defaults(func=_run)

@@ -37,7 +37,8 @@ class FlowController(TakeArrivals, QObject):
 
     def __init__(self, station, store, validation, review, settings, writer, parent=None):
         super().__init__(parent)
-        self.station, self.store, self.validation, self.review, self.settings = station, store, validation, review, settings
+        self.station, self.store, self.validation = station, store, validation
+        self.review, self.settings = review, settings
         self.writer = writer                       # ui.review_writer.ReviewWriter: verdicts off the UI thread
         self.inputs = 0
         self.verdicts: list[Verdict] = []

@@ -89,7 +89,8 @@ class MainWindow(WindowRefresh, QMainWindow):
         layout, model = bare.layout, bare.model
         lows, highs = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
         ready = layout.ready_qpos(bare.params)
-        self.joint_panel = JointPanel(layout.action_joints, lows, highs, [ready.get(n, 0.0) for n in layout.action_joints],
+        ready_targets = [ready.get(n, 0.0) for n in layout.action_joints]
+        self.joint_panel = JointPanel(layout.action_joints, lows, highs, ready_targets,
                                       self.station.set_target)
         self.docks = build_docks(self)
         self.status = QLabel()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from devices.base import ConnectionInfo
 from devices.config import DeviceConfig, DeviceContext

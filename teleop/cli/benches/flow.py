@@ -66,7 +66,8 @@ def run(args) -> dict:
         end = time.monotonic() + limit
         while not cond():
             if time.monotonic() > end:
-                raise RuntimeError(f"bench flow: stuck in {win.flow.mode} ({win.flow.status or win.station.snapshot().message})")
+                why = win.flow.status or win.station.snapshot().message
+                raise RuntimeError(f"bench flow: stuck in {win.flow.mode} ({why})")
             app.processEvents()
             time.sleep(0.002)
 
@@ -109,11 +110,13 @@ def run(args) -> dict:
         win.close()
     overhead = np.array(per_take) - np.array(durations)
     gaps_ms = np.array(stalls.gaps) * 1e3
-    return {"task": args.task, "takes": args.takes, "accepted": args.takes, "validated_pass": passed, "validated_fail": failed,
+    return {"task": args.task, "takes": args.takes, "accepted": args.takes, "validated_pass": passed,
+            "validated_fail": failed,
             "overhead_s_per_take_p50": round(float(np.median(overhead)), 3),
             "overhead_s_per_take_p90": round(float(np.percentile(overhead, 90)), 3),
             "inputs_per_take": round(inputs / args.takes, 2),
-            "ui_stall_ms_max": round(float(gaps_ms.max()), 1), "ui_stall_ms_p99": round(float(np.percentile(gaps_ms, 99)), 1),
+            "ui_stall_ms_max": round(float(gaps_ms.max()), 1),
+            "ui_stall_ms_p99": round(float(np.percentile(gaps_ms, 99)), 1),
             "accepted_per_hour": round(3600.0 * args.takes / wall, 1),
             "take_s_p50": round(float(np.median(durations)), 2), "wall_s": round(wall, 1),
             "loop_hz": round(loop_hz, 1), "load_average_1min": round(os.getloadavg()[0], 2),

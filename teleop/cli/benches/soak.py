@@ -5,8 +5,9 @@ record one after another into one store; a seeded random share is ``kill -9``-ed
 each records, a ``teleop validate`` runs against the same store (some killed), during the middle
 take a ``teleop export`` too (killed at a random moment unless already done), and a hostile file is dropped
 into the takes folder (garbage, truncated, corrupt heap, duplicate id, or a tampered take marked
-accepted). Finished takes are accepted by this process, concurrently. At the end a clean ``teleop validate`` runs, every killed export is
-re-run to resume, and a fresh export is made; then the audit:
+accepted). Finished takes are accepted by this process, concurrently. At the end a clean
+``teleop validate`` runs, every killed export is re-run to resume, and a fresh export is made;
+then the audit:
 
 ``takes_lost`` (a started take with no file), ``takes_corrupted`` (unreadable, quarantined, or a
 finished take changed / re-marked interrupted), ``bad_takes_exported`` (an episode in any dataset
@@ -15,7 +16,6 @@ appended but its recovered take lacks, in seconds). Goals: 0, 0, 0, <= 1.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal

@@ -14,7 +14,8 @@ def _fmt(value, unit: str = "") -> str:
 
 
 def _text(result: dict) -> str:
-    lines = [f"{result['store']}: {result['takes']} takes" + (f" by {result['operator']}" if result["operator"] else "")]
+    by = f" by {result['operator']}" if result["operator"] else ""
+    lines = [f"{result['store']}: {result['takes']} takes{by}"]
     for g in [result["overall"], *result["groups"]]:
         who = f"{g['operator']} / {g['task_id']}"
         lines.append(f"{who:<60} {g['accepted']}/{g['takes']} accepted ({_fmt(g['acceptance_rate'])}), "

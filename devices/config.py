@@ -107,6 +107,11 @@ class DeviceConfig(abc.ABC):
         return decorate
 
     @classmethod
+    def unregister(cls, name: str) -> None:
+        """Forget the config registered as ``name`` (a test's or a plugin's device)."""
+        cls._registry.pop(name, None)
+
+    @classmethod
     def registry(cls) -> dict[str, type[DeviceConfig]]:
         return dict(cls._registry)
 

@@ -122,7 +122,9 @@ def test_wrong_pairing_code_after_a_restart_is_not_a_network_drop(tmp_path):
         assert browser.evaluate("__teleop.link.state") == "rejected"
         assert restarted.stats()["refused"] >= 1 and restarted.stats()["pairing_checks"] >= 1
         restarted.close()                  # now the app is really gone: that is a network drop
-        lines, _ = _wait_lines(browser, lambda hud: browser.evaluate("__teleop.link.state") == "lost")
+        # The HUD snapshot and the link state are read separately: wait for both (no race).
+        lines, _ = _wait_lines(browser, lambda hud: browser.evaluate("__teleop.link.state") == "lost"
+                               and "Disconnected from the app" in _banner(hud))
         assert "Disconnected from the app" in _banner(lines)
     finally:
         browser.close()

@@ -45,7 +45,6 @@ class LateEngage(Device):
         return ConnectionInfo("late engage")
 
 
-@DeviceConfig.register_subclass("test-late-engage")
 @dataclass(frozen=True, kw_only=True)
 class LateEngageConfig(DeviceConfig):
     label = "test: engages late"
@@ -57,11 +56,23 @@ class LateEngageConfig(DeviceConfig):
         return LateEngage()
 
 
-@DeviceConfig.register_subclass("test-late-engage-clock")
 @dataclass(frozen=True, kw_only=True)
 class WallClockConfig(LateEngageConfig):
     label = "test: engages late, horizon from the start"
     horizon_from_engage: ClassVar[bool] = False
+
+
+TEST_DEVICES = {"test-late-engage": LateEngageConfig, "test-late-engage-clock": WallClockConfig}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_devices():
+    """Registered for this module's tests only: other tests see the product's devices alone."""
+    for name, config in TEST_DEVICES.items():
+        DeviceConfig.register_subclass(name)(config)
+    yield
+    for name in TEST_DEVICES:
+        DeviceConfig.unregister(name)
 
 
 def _first_engaged(reports) -> int:

@@ -80,7 +80,8 @@ def test_recovered_takes_are_listed_without_a_modal(make_window, tmp_path, scene
     store = TakeStore(root)
     store.open()
     writer, _ = record_take(store, Sim(scene), ticks=12, finish=False)
-    writer.journal.sync()
+    writer.journal.sync()                 # the process "dies" here: a journal, no final file
+    writer.journal.release()              # ... and the kernel drops its owner lock, as it would
     store.close()
     monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: pytest.fail("a modal box was shown"))
     win = make_window(root, confirm=True)

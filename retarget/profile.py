@@ -7,6 +7,7 @@ or tilting the head does not move the shoulder anchors.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,8 @@ class OperatorProfile:
         unknown = [k for k in raw if k not in valid]
         if unknown:
             raise ConfigError(f"{path}: unknown field {unknown[0]!r}; valid: {choices(valid)}")
-        kwargs = {k: tuple(float(x) for x in v) if isinstance(v, list) else v for k, v in raw.items()}
+        kwargs: dict[str, Any] = {k: tuple(float(x) for x in v) if isinstance(v, list) else v
+                                  for k, v in raw.items()}
         try:
             return cls(**kwargs)
         except ConfigError as exc:
@@ -113,6 +115,11 @@ def _fit_side(samples, side):
     return sol[:3], float(sol[3])
 
 
+def _vec3(v) -> tuple[float, float, float]:
+    x, y, z = (float(c) for c in v)
+    return x, y, z
+
+
 def calibrate(samples: list[CalibrationSample], name: str = "calibrated") -> OperatorProfile:
     """Fit a profile from held poses (e.g. one T-pose and one arms-forward sample, arms straight)."""
     for i, s in enumerate(samples):
@@ -125,15 +132,15 @@ def calibrate(samples: list[CalibrationSample], name: str = "calibrated") -> Ope
     reach = float(np.mean([fits[s][1] for s in SIDES]))
     with_elbows = [s for s in samples if s.elbows]
     if with_elbows:
-        upper = np.mean([np.linalg.norm(yaw_frame(s.head_rot).T @ (np.asarray(s.elbows[side]) - s.head_pos)
-                                        - fits[side][0]) for s in with_elbows for side in SIDES])
-        forearm = np.mean([np.linalg.norm(np.asarray(s.wrists[side]) - s.elbows[side])
-                           for s in with_elbows for side in SIDES])
+        elbows = [(s, s.elbows) for s in with_elbows if s.elbows]          # (narrowed for the type checker)
+        upper = float(np.mean([np.linalg.norm(yaw_frame(s.head_rot).T @ (np.asarray(e[side]) - s.head_pos)
+                                              - fits[side][0]) for s, e in elbows for side in SIDES]))
+        forearm = float(np.mean([np.linalg.norm(np.asarray(s.wrists[side]) - e[side])
+                                 for s, e in elbows for side in SIDES]))
     else:
         upper, forearm = UPPER_ARM_FRACTION * reach, (1 - UPPER_ARM_FRACTION) * reach
-    hands = [finger_length(s.hands[side]) for s in samples if s.hands for side in SIDES if side in s.hands]
+    hands = [finger_length(h[side]) for h in (s.hands for s in samples) if h for side in SIDES if side in h]
     hand_length = float(np.median(hands)) if hands else DEFAULT_PROFILE.hand_length
     return OperatorProfile(name=name, upper_arm=float(upper), forearm=float(forearm),
-                           shoulder_left=tuple(float(v) for v in fits["left"][0]),
-                           shoulder_right=tuple(float(v) for v in fits["right"][0]),
+                           shoulder_left=_vec3(fits["left"][0]), shoulder_right=_vec3(fits["right"][0]),
                            hand_length=hand_length)

@@ -19,14 +19,17 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 
 import h5py
 
+from recordings import provenance
 from recordings.errors import TakeError
 from recordings.batch import backend_name, run_batch
+from recordings.export_progress import FrameProgress, take_frames
 from recordings.export_shard import quiet_libraries, ExportSettings, ShardJob, write_shard
 from recordings.render import stream_specs
-from recordings.stats import GroupStats
+from recordings.dataset_stats import write_exact_stats
 from recordings.store import TakeStore
 from recordings.takefile import DEMO, read_take
 from teleop.core.errors import TeleopError, choices
@@ -58,6 +61,7 @@ class ExportSummary:
     frames_per_s: float = 0.0
     streams: int = 0
     backend: str = "inline"
+    render_devices: list[str] = field(default_factory=list)      # what rendered this run's shards
 
     @property
     def ok(self) -> bool:
@@ -141,10 +145,12 @@ def _prepare_workdir(work: Path, plan: dict) -> None:
 
 
 def export_dataset(store_root: str | Path, out: str | Path, tasks: list[str] | None = None, workers: int = 1,
-                   ray_address: str | None = None, progress: bool = True, overwrite: bool = False,
+                   ray_address: str | None = None, progress: bool | Callable = True, overwrite: bool = False,
                    settings: ExportSettings = ExportSettings(), mark_exported: bool = True) -> ExportSummary:
     """Export the store's validated-pass takes to a LeRobotDataset v3 at ``out``.
 
+    ``progress``: True shows a per-frame bar with the time left on stderr; a callable receives an
+    :class:`~recordings.export_progress.ExportProgress` (at most 4 a second, and per take).
     Returns a summary; if any take fails, nothing is moved to ``out`` (finished shards stay in
     ``<out>.partial/`` so a re-run only redoes the failed ones).
     """
@@ -161,18 +167,38 @@ def export_dataset(store_root: str | Path, out: str | Path, tasks: list[str] | N
         _prepare_workdir(work, plan)
         features = build_features(plan["subtask_width"], settings)
         jobs = [ShardJob(t.path, str(work / "shards" / t.take_id), features, plan["subtask_width"], plan["fps"],
-                         settings) for t in takes]
-        results = run_batch(write_shard, jobs, workers=workers, ray_address=ray_address, progress=progress,
-                            desc="export")
+                         settings, render_worker=i) for i, t in enumerate(takes)]
+        _remove_stale_attempts(work / "shards")
+        results = _run_shards(jobs, workers, ray_address, progress)
         failed = [(takes[r.index].take_id, r.error) for r in results if not r.ok]
         done = [r.value for r in results if r.ok]
         if not failed:
-            _assemble(takes, jobs, plan, work, settings)
+            _assemble(takes, jobs, plan, work, settings, features)
             _move_into_place(work / "dataset", out, overwrite)
             shutil.rmtree(work)
             if mark_exported:
                 _mark_exported(store, takes, out)
     return _summary(out, takes, done, failed, time.perf_counter() - t0, features, backend_name(workers, ray_address))
+
+
+def _remove_stale_attempts(shards: Path) -> None:
+    """Half-built shard folders of a killed run (no worker of this export has started yet)."""
+    for tmp in shards.glob("*.tmp*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_shards(jobs: list[ShardJob], workers: int, ray_address: str | None, progress) -> list:
+    tracker = FrameProgress([take_frames(j.take_path) for j in jobs], show=progress is True,
+                            callback=progress if callable(progress) else None)
+
+    def finished(result) -> None:
+        tracker.take(result.index, result.ok, bool(result.ok and result.value.skipped))
+
+    try:
+        return run_batch(write_shard, jobs, workers=workers, ray_address=ray_address, progress=False,
+                         reports=tracker.frame, on_result=finished)
+    finally:
+        tracker.close()
 
 
 def _summary(out: Path, takes: list[PlannedTake], done: list, failed: list, seconds: float, features: dict,
@@ -184,11 +210,12 @@ def _summary(out: Path, takes: list[PlannedTake], done: list, failed: list, seco
     return ExportSummary(str(out), 0 if failed else len(done), sum(d.frames for d in done), len(rendered),
                          len(done) - len(rendered), failed, counts, round(seconds, 3),
                          round(sum(d.frames for d in rendered) / seconds, 2) if seconds else 0.0,
-                         sum(f["dtype"] == "video" for f in features.values()), backend)
+                         sum(f["dtype"] == "video" for f in features.values()), backend,
+                         sorted({d.render_device for d in rendered if d.render_device}))
 
 
 def _assemble(takes: list[PlannedTake], jobs: list[ShardJob], plan: dict, work: Path,
-              settings: ExportSettings) -> None:
+              settings: ExportSettings, features: dict) -> None:
     """Merge the shards in plan order and write the side files (deterministic: safe to redo)."""
     from lerobot.datasets.aggregate import aggregate_datasets
     quiet_libraries()                                 # libav chatters about every concatenated mp4
@@ -197,17 +224,15 @@ def _assemble(takes: list[PlannedTake], jobs: list[ShardJob], plan: dict, work: 
     with contextlib.redirect_stderr(io.StringIO()):     # its tqdm bars ignore TQDM_DISABLE once imported
         aggregate_datasets([settings.repo_id] * len(jobs), settings.repo_id,
                            roots=[Path(j.shard_dir) for j in jobs], aggr_root=target)
-    stats = GroupStats({"action": 58, "observation.state": 130})
     with open(target / "meta" / "bidex_episodes.jsonl", "w") as fh:
         for index, planned in enumerate(takes):
             take = read_take(Path(planned.path))
-            arrays = {"action": take.arrays["actions"], "observation.state": take.arrays["obs"]}
-            stats.update(take.meta.task_id, arrays)
             fh.write(json.dumps(_episode_record(index, take)) + "\n")
-    (target / "meta" / "bidex_stats.json").write_text(json.dumps(stats.result()))
+    # Last, so nothing of lerobot's (save_episode, aggregate_datasets) can overwrite them.
+    write_exact_stats(target, features, [t.task_id for t in takes])
     export_info = {"settings": plan["settings"], "fps": plan["fps"], "subtask_width": plan["subtask_width"],
                    "plan_sha256": hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest(),
-                   "created": time.time()}
+                   "created": time.time(), "software": provenance.software()}
     (target / "meta" / "bidex_export.json").write_text(json.dumps(export_info, indent=2))
 
 
@@ -216,7 +241,9 @@ def _episode_record(index: int, take) -> dict:
     return {"episode_index": index, "take_id": m.take_id, "task_id": m.task_id, "seed_index": m.seed_index,
             "take_episode_index": m.episode_index, "frames": take.length, "operator": m.operator,
             "device": m.device, "model_fingerprint": m.model_fingerprint, "instructions": list(m.instructions),
-            "subtask_names": list(m.subtask_names), "initial_state": list(m.initial_state)}
+            "subtask_names": list(m.subtask_names), "initial_state": list(m.initial_state),
+            "scene_events": list(take.events), "software": m.software,
+            "retarget_config_hash": m.retarget_config_hash}
 
 
 def _move_into_place(built: Path, out: Path, overwrite: bool) -> None:

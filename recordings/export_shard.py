@@ -1,13 +1,17 @@
 """One take -> one single-episode LeRobot dataset ("shard"), rendered from its recorded states.
 
+Rendering runs in a render process beside this one (:mod:`recordings.pipeline`); every encoded
+frame is reported to the batch driver (:func:`recordings.batch.report`: per-frame progress).
+
 Runs inside a batch worker (local process or Ray task), so everything it needs travels in a
-picklable :class:`ShardJob`. A shard is built in ``<dir>.tmp`` and renamed into place when
+picklable :class:`ShardJob`. A shard is built in ``<dir>.tmp-<pid>-<random>`` and renamed into place when
 complete: an existing shard folder is always a finished one, which makes exports resumable.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import time
 from dataclasses import dataclass
@@ -15,15 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
+from recordings.batch import report
 from recordings.errors import TakeError
-from recordings.render import DEPTH_MAX_M, HEIGHT, WIDTH, render_states
+from recordings.pipeline import RenderPipeline
+from recordings.render import DEPTH_MAX_M, HEIGHT, WIDTH, stream_specs
 from recordings.replay import scene_from_take
 from recordings.takefile import Take, read_take
 from teleop.core.errors import TeleopError
-from teleop.sim import Sim
 
 SHARD_INFO = "bidex_shard.json"
-ENCODER_QUEUE = 8           # frames buffered per stream; rendering, not encoding, is the slow side
+ENCODER_QUEUE = 8           # frames buffered per stream: bounds memory, absorbs an encoder's hiccups
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class ShardJob:
     subtask_width: int
     fps: int
     settings: ExportSettings
+    render_worker: int = 0           # which GPU, when there are several (recordings.gl_device)
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class ShardResult:
     frames: int
     skipped: bool                    # already built by an earlier (interrupted) run
     seconds: float
+    render_device: str = ""
 
 
 def encoders(settings: ExportSettings):
@@ -96,44 +103,66 @@ def quiet_libraries() -> None:
 
 
 def write_shard(job: ShardJob) -> ShardResult:
-    """Render and encode one take into ``job.shard_dir`` (skipped if it already exists)."""
+    """Render and encode one take into ``job.shard_dir`` (skipped if it already exists).
+
+    Safe to run twice at once for the same take (a Ray task retried while its first attempt is
+    still finishing): each attempt builds in its own temporary folder and only the first rename
+    wins; the other attempt's folder is discarded and its result reports the shard as built."""
     quiet_libraries()
     t0 = time.perf_counter()
     final = Path(job.shard_dir)
     if (final / SHARD_INFO).exists():
-        info = json.loads((final / SHARD_INFO).read_text())
-        return ShardResult(info["take_id"], info["frames"], True, time.perf_counter() - t0)
+        return _existing(final, t0)
     take = read_take(Path(job.take_path))
     if take.length == 0:
         raise TakeError(take.path, "take has no ticks: nothing to export")
-    tmp = final.with_name(final.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)        # left by a killed run: rebuild from scratch
-    _encode(take, tmp, job)
-    (tmp / SHARD_INFO).write_text(json.dumps({"take_id": take.meta.take_id, "frames": take.length}))
-    os.replace(tmp, final)
-    return ShardResult(take.meta.take_id, take.length, False, time.perf_counter() - t0)
-
-
-def _encode(take: Take, root: Path, job: ShardJob) -> None:
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset
-    rgb, depth = encoders(job.settings)
-    sim = Sim(scene_from_take(take))
-    ds = LeRobotDataset.create(job.settings.repo_id, fps=job.fps, features=job.features, root=root,
-                               robot_type=take.meta.embodiment, use_videos=True, rgb_encoder=rgb,
-                               depth_encoder=depth, streaming_encoding=True,
-                               encoder_queue_maxsize=ENCODER_QUEUE, encoder_threads=1)
+    tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}")
     try:
-        cameras = sim.scene.layout.cameras
-        frames = render_states(sim, take.arrays["states"], cameras, job.settings.width, job.settings.height)
-        for t, images in enumerate(frames):
-            _wait_for_encoders(ds)
-            ds.add_frame(frame_dict(take, t, images, job.subtask_width))
-        ds.save_episode()
-        dropped = _dropped_frames(ds)
-        if dropped:
-            raise TakeError(take.path, f"video encoder dropped frames {dropped}; the shard is discarded")
+        device = _encode(take, tmp, job)
+        (tmp / SHARD_INFO).write_text(json.dumps({"take_id": take.meta.take_id, "frames": take.length,
+                                                  "render_device": device}))
+        try:
+            os.replace(tmp, final)
+        except OSError:                            # another attempt finished this shard first
+            if (final / SHARD_INFO).exists():
+                return _existing(final, t0)
+            raise
     finally:
-        ds.finalize()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ShardResult(take.meta.take_id, take.length, False, time.perf_counter() - t0, device)
+
+
+def _existing(final: Path, t0: float) -> ShardResult:
+    info = json.loads((final / SHARD_INFO).read_text())
+    return ShardResult(info["take_id"], info["frames"], True, time.perf_counter() - t0,
+                       info.get("render_device", ""))
+
+
+def _encode(take: Take, root: Path, job: ShardJob) -> str:
+    """Render (in a render process) and encode (here, in lerobot's encoder threads), pipelined;
+    returns the render device's description."""
+    scene = scene_from_take(take)      # refuse a take of another model build here, with its message
+    specs = stream_specs(scene.layout.cameras, job.settings.width, job.settings.height)
+    with RenderPipeline(str(take.path), specs, job.settings.width, job.settings.height,
+                        worker=job.render_worker) as frames:
+        from lerobot.datasets.lerobot_dataset import LeRobotDataset   # imported while the renderer starts
+        rgb, depth = encoders(job.settings)
+        ds = LeRobotDataset.create(job.settings.repo_id, fps=job.fps, features=job.features, root=root,
+                                   robot_type=take.meta.embodiment, use_videos=True, rgb_encoder=rgb,
+                                   depth_encoder=depth, streaming_encoding=True,
+                                   encoder_queue_maxsize=ENCODER_QUEUE, encoder_threads=1)
+        try:
+            for t, images in frames:
+                _wait_for_encoders(ds)
+                ds.add_frame(frame_dict(take, t, images, job.subtask_width))
+                report((t + 1, take.length))
+            ds.save_episode()
+            dropped = _dropped_frames(ds)
+            if dropped:
+                raise TakeError(take.path, f"video encoder dropped frames {dropped}; the shard is discarded")
+        finally:
+            ds.finalize()
+        return f"{frames.device[0]}: {frames.device[1]}"
 
 
 # lerobot 0.6 has no public API for its streaming encoder's queues and drop counters; these are

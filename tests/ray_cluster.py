@@ -98,10 +98,15 @@ class TwoNodeCluster:
                     "RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "3",
                     "RAY_health_check_initial_delay_ms": "500", "RAY_USAGE_STATS_ENABLED": "0",
                     **(env_extra or {})}
+        self.worker: subprocess.Popen | None = None
         self.head = self._start(["--head", f"--port={self.gcs_port}", f"--temp-dir={self.tmp}",
                                  "--include-dashboard=false"])
-        self._wait_for_head()
-        self.worker = self._start([f"--address={self.address}"], ip=WORKER_IP)
+        try:
+            self._wait_for_head()
+            self.worker = self._start([f"--address={self.address}"], ip=WORKER_IP)
+        except BaseException:
+            self.stop()
+            raise
 
     def _start(self, args: list[str], env: dict[str, str] | None = None, ip: str = HEAD_IP) -> subprocess.Popen:
         nm, om, agent, grpc, metrics, runtime = free_ports(6)
@@ -155,10 +160,11 @@ class TwoNodeCluster:
         kill_tree(self.worker)
 
     def stop(self) -> None:
-        for proc in (self.worker, self.head):
+        procs = [p for p in (self.worker, self.head) if p is not None]
+        for proc in procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        for proc in (self.worker, self.head):
+        for proc in procs:
             try:
                 proc.wait(15)
             except subprocess.TimeoutExpired:

@@ -104,10 +104,12 @@ def _drain_queue(q, deliver: Callable[[int, Any], None] | None) -> None:
 
 class _Progress:
     """A tqdm bar on stderr when ``enabled`` is True; ``enabled`` may instead be a callback
-    ``fn(done, total, failed)`` (a GUI's progress bar); otherwise silent."""
+    ``fn(done, total, failed)`` (a GUI's progress bar); otherwise silent. ``on_result(result)``
+    sees every result the moment it is known (so callers can persist it before the batch ends)."""
 
-    def __init__(self, total: int, desc: str, enabled):
+    def __init__(self, total: int, desc: str, enabled, on_result: Callable[[ItemResult], None] | None = None):
         self._bar = None
+        self._on_result = on_result
         self._callback = enabled if callable(enabled) else None
         self.total, self.done = total, 0
         if enabled is True:
@@ -118,13 +120,11 @@ class _Progress:
                 pass
         self.failed = 0
 
-    on_result: Callable[[ItemResult], None] | None = None
-
     def update(self, result: ItemResult) -> None:
         self.failed += not result.ok
         self.done += 1
-        if self.on_result is not None:
-            self.on_result(result)
+        if self._on_result is not None:
+            self._on_result(result)
         if self._callback is not None:
             self._callback(self.done, self.total, self.failed)
         if self._bar is not None:
@@ -149,13 +149,13 @@ def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], workers: int = 1, 
 
     ``reports(index, payload)`` receives, in this thread, what items send with :func:`report`
     while they run (a Ray task retried after its node died reports again from its start);
-    ``on_result(result)`` each item's result as it finishes.
+    ``on_result(result)`` each item's result in this process as soon as it is known, in completion
+    order.
     """
     items = list(items)
     if workers < 1:
         raise TeleopError(f"--workers must be at least 1 (got {workers})")
-    bar = _Progress(len(items), desc, progress)
-    bar.on_result = on_result
+    bar = _Progress(len(items), desc, progress, on_result)
     try:
         if ray_address:
             return _run_ray(fn, items, workers, ray_address, bar, reports)

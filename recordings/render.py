@@ -1,16 +1,17 @@
-"""Offscreen rendering of a take's recorded states: RGB + metric depth for every robot camera.
+"""Offscreen rendering of a take's replay: RGB + metric depth for every robot camera.
 
-Only ever used on replays (never live): for tick ``t`` the simulator is set to ``states[t]``
-(the state BEFORE action ``t``) and each camera is rendered ONCE; colour and depth are both read
-from that one pass (``mjr_readPixels`` fills both buffers), so frame ``t`` of every stream shows
-exactly what the policy saw before acting. ``mujoco.Renderer`` needs two passes for the same
-(its depth mode re-renders the scene): measured on the 2-core machine, one pass costs 0.64x the
-CPU time per frame (docs/benchmarks.md). Depth comes from the same multisampled framebuffer as
-the colour: inside surfaces it matches the former depth pass to < 1 mm (median), at object edges a
-pixel may take the depth of either side (0.1-0.6 % of pixels differ by > 1 cm).
+Only ever used on replays (never live): the take's actions are stepped from its initial state, the
+scene events it recorded applied after each step, and before action ``t`` each camera is rendered
+ONCE; colour and depth are both read from that one pass (``mjr_readPixels`` fills both buffers), so
+frame ``t`` of every stream shows exactly what the policy saw before acting. Rendering follows the
+replay, not the recorded states: an export never shows states nobody reproduced
+(:func:`checked_replay`, :func:`replay_frames`).
 
-Colours changed by scene events (not part of the serialised state) are applied from the take's
-event records, frame by frame (:func:`render_states`).
+``mujoco.Renderer`` needs two passes for the same (its depth mode re-renders the scene): measured on
+the 2-core machine, one pass costs 0.64x the CPU time per frame (docs/benchmarks.md). Depth comes
+from the same multisampled framebuffer as the colour: inside surfaces it matches the former depth
+pass to < 1 mm (median), at object edges a pixel may take the depth of either side (0.1-0.6 % of
+pixels differ by > 1 cm).
 """
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from collections.abc import Iterator
 import mujoco
 import numpy as np
 
-from recordings.errors import RecordingsError
+from recordings.errors import RecordingsError, TakeError
+from recordings.replay_check import StateLabels
+from recordings.take_events import apply_events
 from teleop.core.errors import choices
 
 WIDTH, HEIGHT = 480, 360
@@ -139,34 +142,52 @@ class StateRenderer:
         return out
 
 
-class EventColours:
-    """Applies the colour changes a take's scene events recorded, tick by tick, to a model."""
+def checked_replay(sim, take, tolerance: float = 0.0) -> Iterator[tuple[int, np.ndarray]]:
+    """Replay ``take``'s actions in ``sim`` (a plain Sim of the take's model) from its initial
+    state, with its scene events applied (:func:`recordings.take_events.apply_events`); yields
+    ``(t, observation)`` with ``sim`` at the state before action ``t``, ready to render.
 
-    def __init__(self, model: mujoco.MjModel, events: list[dict] | tuple = ()):
-        self.model = model
-        self.changes = sorted(((int(e["tick"]), e["effect"]["geom_rgba"]) for e in events
-                               if "geom_rgba" in e.get("effect", {})), key=lambda c: c[0])
-        self._next = 0
+    Each replayed state is checked against the recorded one first (bit for bit when
+    ``tolerance`` is 0, else positions within it). Scene-event counters (``userdata``) are task
+    logic a plain Sim does not run: they move nothing, so they are left out of the comparison.
+    A mismatch raises :class:`TakeError`: the take changed, or was never reproducible.
+    """
+    labels = StateLabels(sim.model)
+    compare = np.ones(take.arrays["states"].shape[1], bool)
+    for lo, hi, name in labels.spans:
+        if name == "userdata":
+            compare[lo:hi] = False
+    if tolerance:
+        compare[:] = False
+        qpos = next((lo, hi) for lo, hi, name in labels.spans if name == "qpos")
+        compare[qpos[0]:qpos[1]] = True
+    events = list(take.events)
+    sim.set_state(take.initial_state)
+    apply_events(sim.model, sim.data, events, 0)        # colours set at the reset
+    for t, action in enumerate(take.arrays["actions"]):
+        state, recorded = sim.get_state(), take.arrays["states"][t]
+        diff = np.abs(state - recorded)
+        diff[np.isnan(diff)] = np.inf
+        if (diff[compare] > tolerance).any():
+            i = int(np.flatnonzero(compare)[np.argmax(diff[compare])])
+            raise TakeError(take.path, f"replay does not reproduce the recorded states at tick {t} "
+                                       f"({labels(i)} differs by {diff[i]:.3g}); validate the take again")
+        # Sim.step only recomputes body poses: everything a render reads (cameras, lights, tendons)
+        # must be what set_state(states[t]) gives. mj_forward leaves the integration state as it is.
+        mujoco.mj_forward(sim.model, sim.data)
+        yield t, sim.observation()
+        sim.step(action)
+        apply_events(sim.model, sim.data, events, t + 1)
 
-    def advance_to(self, tick: int) -> None:
-        """Make the model show the colours in force at ``tick`` (ticks must not go backwards)."""
-        while self._next < len(self.changes) and self.changes[self._next][0] <= tick:
-            for row in self.changes[self._next][1]:
-                self.model.geom_rgba[int(row[0])] = row[1:5]
-            self._next += 1
 
-
-def render_states(sim, states: np.ndarray, cameras: tuple[str, ...], width: int = WIDTH,
-                  height: int = HEIGHT, events: list[dict] | tuple = ()) -> Iterator[dict[str, np.ndarray]]:
-    """Yield the streams for each recorded state ``states[t]`` ((T, D) f8), one tick at a time,
-    with the colours ``events`` had set by tick ``t``.
+def replay_frames(sim, take, cameras: tuple[str, ...], width: int = WIDTH, height: int = HEIGHT,
+                  tolerance: float = 0.0) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """``(observation, streams)`` before each action of the checked replay (:func:`checked_replay`),
+    rendered here; exports render the same in a render process (:mod:`recordings.pipeline`).
 
     A generator so callers can hand each frame to a writer and drop it: memory stays constant
     whatever the take length.
     """
-    colours = EventColours(sim.model, events)
     with StateRenderer(sim.model, cameras, width, height) as renderer:
-        for t, state in enumerate(states):
-            colours.advance_to(t)
-            sim.set_state(state)
-            yield renderer.render(sim.data)
+        for _, obs in checked_replay(sim, take, tolerance):
+            yield obs, renderer.render(sim.data)

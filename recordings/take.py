@@ -10,9 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from recordings import provenance
+from recordings.build import current_build
+from recordings.finalize import finalize_journal
 from recordings.journal import JournalWriter
 from recordings.take_events import EventJournal
-from recordings.takefile import NEXT_OBS_LAST, TakeMeta, finalize_journal
+from recordings.takefile import NEXT_OBS_LAST, TakeMeta
 
 
 def new_take_id(task_id: str) -> str:
@@ -20,8 +22,10 @@ def new_take_id(task_id: str) -> str:
 
 
 def software_versions() -> dict:
-    """Python, the libraries, the app version and the source revision (:mod:`recordings.provenance`)."""
-    return dict(provenance.software())
+    """Python, the libraries, the app version and the source revision (:mod:`recordings.provenance`)
+    with the whole build (:mod:`recordings.build`): a bit-exact replay is promised on the same build
+    only, so the take says which one it was recorded on."""
+    return {**provenance.software(), **current_build()}
 
 
 class TakeWriter:
@@ -44,7 +48,8 @@ class TakeWriter:
         return self
 
     def __exit__(self, *exc):
-        self._close()    # an unfinished take stays as a journal: recoverable, never lost
+        self._close()
+        self.journal.release()  # an unfinished take stays as a journal: recoverable, never lost
 
     def open(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -74,14 +79,19 @@ class TakeWriter:
         return self.journal.ticks
 
     def finish(self) -> Path:
-        """Close the journal and make the final HDF5 file atomically; returns its path."""
-        self._close()
-        return finalize_journal(self.journal.folder, interrupted=False)
+        """Close the journal and make the final HDF5 file atomically; returns its path. Idempotent:
+        after a failure it may be called again."""
+        return self._finalize(interrupted=False)
 
     def abort(self) -> Path:
         """Stop recording but keep everything: the journal becomes an interrupted take."""
+        return self._finalize(interrupted=True)
+
+    def _finalize(self, interrupted: bool) -> Path:
         self._close()
-        return finalize_journal(self.journal.folder, interrupted=True)
+        path = finalize_journal(self.journal.folder, interrupted)
+        self.journal.release()      # only now: until the journal is gone, nobody else may touch it
+        return path
 
 
 def meta_for_episode(sim, task_id: str, seed_index: int, episode_index: int, operator: str,

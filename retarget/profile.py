@@ -15,6 +15,7 @@ import yaml
 
 from retarget.nodes import SIDES, RetargetInputError
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 
 POSES = {"t_pose": {"left": (0.0, 1.0, 0.0), "right": (0.0, -1.0, 0.0)},
          "arms_forward": {"left": (1.0, 0.0, 0.0), "right": (1.0, 0.0, 0.0)}}
@@ -55,12 +56,7 @@ class OperatorProfile:
 
     @classmethod
     def load(cls, path: str | Path) -> "OperatorProfile":
-        try:
-            raw = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: cannot read operator profile: {exc}") from exc
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{path}: an operator profile must be a mapping")
+        raw = load_yaml(path, "operator profile")
         valid = [f.name for f in dataclasses.fields(cls)]
         unknown = [k for k in raw if k not in valid]
         if unknown:

@@ -49,3 +49,31 @@ def record_actions(store, sim: Sim, actions: np.ndarray, task_id: str = "test_ta
                       timing=np.zeros(len(TIMING)), frame=np.zeros(3), flags=np.array([1, 0, 0], np.uint8))
         writer.set_last_obs(sim.observation())
     return writer.finish()
+def clone_take(path, folder, take_id: str):
+    """A copy of the take file at ``path`` under another take id (``folder/<take_id>.h5``)."""
+    import json
+    import shutil
+
+    import h5py
+
+    target = folder / f"{take_id}.h5"
+    shutil.copyfile(path, target)
+    with h5py.File(target, "r+") as h5:
+        demo = h5["data/demo_0"]
+        demo.attrs["meta"] = json.dumps({**json.loads(demo.attrs["meta"]), "take_id": take_id})
+    return target
+
+
+def damage_in_place(path) -> None:
+    """Corrupt the free-list offset of the file's first local heap (h5py then raises RuntimeError
+    "bad heap free list"), keeping size, inode and mtime: a store that trusts its index sees
+    nothing until it reads the file."""
+    import os
+
+    st = os.stat(path)
+    heap = path.read_bytes().find(b"HEAP")
+    assert heap >= 0, path
+    with open(path, "r+b") as fh:
+        fh.seek(heap + 16)
+        fh.write(b"\xff" * 8)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))

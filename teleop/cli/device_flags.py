@@ -11,6 +11,10 @@ from devices.config import DeviceConfig
 def add_device_options(parser: argparse.ArgumentParser, configs: dict[str, type[DeviceConfig]]) -> None:
     """One flag per device option, grouped by device; an option two devices share is one flag."""
     seen: dict[str, str] = {}
+    defaults: dict[str, dict[str, object]] = {}       # option -> device -> default
+    for name, config in sorted(configs.items()):
+        for option in config.options():
+            defaults.setdefault(option.name, {})[name] = option.default
     for name, config in sorted(configs.items()):
         group = parser.add_argument_group(f"{name} device ({config.label})")
         for option in config.options():
@@ -18,12 +22,22 @@ def add_device_options(parser: argparse.ArgumentParser, configs: dict[str, type[
                 continue
             seen[option.name] = name
             kind = option.type if option.type is not bool else None
-            default = "" if option.default is None else f" (default {option.default})"
+            default = _default_text(defaults[option.name])
             if kind is None:
                 group.add_argument(option.flag, dest=option.name, action="store_true", default=None,
                                    help=option.help)
             else:
                 group.add_argument(option.flag, dest=option.name, type=kind, help=option.help + default)
+
+
+def _default_text(by_device: dict[str, object]) -> str:
+    """The help text's default: one value, or each device's when the devices sharing the flag differ."""
+    values = {v for v in by_device.values() if v is not None}
+    if not values:
+        return ""
+    if len(set(map(repr, by_device.values()))) == 1:
+        return f" (default {next(iter(values))})"
+    return " (default: " + ", ".join(f"{d} {v}" for d, v in by_device.items() if v is not None) + ")"
 
 
 def device_options(args: argparse.Namespace, config: type[DeviceConfig]) -> dict:

@@ -18,7 +18,8 @@ class TaskRuntime:
         self.task = task if isinstance(task, TaskScene) else build_task(task)
         self.world = self.task.world
         self.sim = Sim(self.task.scene, reset_hook=self._reset_hook)
-        self.scorer = Scorer(self.world, horizon)
+        # the default horizon counts ticks of this scene's own control rate (robot.yaml's control_hz)
+        self.scorer = Scorer(self.world, horizon, control_hz=self.task.scene.params.physics.control_hz)
         self.initial_state: np.ndarray | None = None
         self.last: TickScore | None = None
         self.event_log = EventLog(self.world)     # what the scene events did, for the take

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.robot import SIDES
-from teleop.tasks.objects import Shape
+from teleop.core.conventions import SIDES
+from teleop.tasks.kinds import Shape
 from teleop.tasks.spec import TaskSpec
 
 TABLE_TOP = 0.78

@@ -33,7 +33,7 @@ def _make_store(root: Path, lengths: list[int]) -> None:
         for i, ticks in enumerate(lengths):
             sim.reset(i)
             meta = meta_for_episode(sim, "bench_task", i, i, "bench", ("Move around.",), ("moved",))
-            walk = np.cumsum(stable_rng("bench-export", i).normal(0, 0.01, (ticks, 58)), axis=0)
+            walk = np.cumsum(stable_rng("bench-export", i).normal(0, 0.01, (ticks, sim.ctrl_low.size)), axis=0)
             actions = np.clip(sim.joint_positions + walk, sim.ctrl_low, sim.ctrl_high).astype(np.float32)
             writer = store.writer(meta)
             writer.open()

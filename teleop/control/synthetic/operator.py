@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from devices.synthetic import SyntheticOperator
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 from teleop.core.seeding import stable_rng
 from teleop.control.synthetic.human import HandShapes, HumanNoise, HumanStream, load_grasps
 from teleop.control.synthetic.motion import Key

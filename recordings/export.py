@@ -24,25 +24,24 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 
 import h5py
 
-import numpy as np
-
-from recordings import faults
+from recordings import faults, provenance
 from recordings.errors import TakeError
 from recordings.batch import backend_name, run_batch
 from recordings.export_finish import EXPORT_INFO, export_lock, finished_plan_sha, leftovers, move_into_place, plan_sha
 from recordings.export_finish import mark_exported as mark_exported_takes, remove_trash, retire, work_dir
-from recordings.export_shard import SHARD_OBS, quiet_libraries, ExportSettings, ShardJob, write_shard
+from recordings.export_progress import FrameProgress, take_frames
+from recordings.export_shard import quiet_libraries, ExportSettings, ShardJob, write_shard
 from recordings.render import stream_specs
-from recordings.stats import GroupStats
+from recordings.dataset_stats import write_exact_stats
 from recordings.store import TakeStore
 from recordings.takefile import DEMO, read_take
 from teleop.core.conventions import SIDES
 from teleop.core.errors import TeleopError, choices
 from teleop.robot import build_robot_spec, default_control_hz, load_params
-from teleop.sim import ACTION_DIM, OBS_DIM
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +69,7 @@ class ExportSummary:
     frames_per_s: float = 0.0
     streams: int = 0
     backend: str = "inline"
+    render_devices: list[str] = field(default_factory=list)      # what rendered this run's shards
     quarantined: list[str] = field(default_factory=list)           # "file: reason (moved to ...)"
 
     @property
@@ -190,13 +190,16 @@ def _prepare_workdir(work: Path, plan: dict) -> None:
 
 
 def export_dataset(store_root: str | Path, out: str | Path, tasks: list[str] | None = None, workers: int = 1,
-                   ray_address: str | None = None, progress: bool = True, overwrite: bool = False,
-                   settings: ExportSettings = ExportSettings(), mark_exported: bool = True) -> ExportSummary:
+                   ray_address: str | None = None, progress: bool | Callable = True, overwrite: bool = False,
+                   settings: ExportSettings | None = None, mark_exported: bool = True) -> ExportSummary:
     """Export the store's validated-pass takes to a LeRobotDataset v3 at ``out``; returns the summary.
 
+    ``progress``: True shows a per-frame bar with the time left on stderr; a callable receives an
+    :class:`~recordings.export_progress.ExportProgress` (at most 4 a second, and per take).
     Raises :class:`ExportIncomplete` if any take could not be exported: then nothing is moved to
     ``out`` (finished shards stay in ``<out>.partial/`` so a re-run only redoes the rest).
     """
+    settings = settings or ExportSettings()
     t0 = time.perf_counter()
     out = Path(out).absolute()     # workers (Ray ones too) may run in another directory
     if workers < 1:
@@ -220,9 +223,10 @@ def export_dataset(store_root: str | Path, out: str | Path, tasks: list[str] | N
         _prepare_workdir(work, plan)
         digests = {t.take_id: (store.index.get(t.take_id).report or {}).get("digest", "") for t in takes}
         jobs = [ShardJob(t.path, str(work / "shards" / t.take_id), features, plan["subtask_width"], plan["fps"],
-                         settings, digests[t.take_id]) for t in takes]
-        results = run_batch(write_shard, jobs, workers=workers, ray_address=ray_address, progress=progress,
-                            desc="export")
+                         settings, render_worker=i, validated_digest=digests[t.take_id])
+                for i, t in enumerate(takes)]
+        _remove_stale_attempts(work / "shards")
+        results = _run_shards(jobs, workers, ray_address, progress)
         for r in results:
             if not r.ok:
                 failed.append((takes[r.index].take_id, _shard_failure(store, takes[r.index], r.error, quarantined)))
@@ -230,7 +234,7 @@ def export_dataset(store_root: str | Path, out: str | Path, tasks: list[str] | N
         summary = _summary(out, takes, done, failed, time.perf_counter() - t0, features, backend, quarantined)
         if failed:
             raise ExportIncomplete(summary)
-        _assemble(takes, jobs, plan, work, settings)
+        _assemble(takes, jobs, plan, work, settings, features)
         faults.checkpoint("assembled")
         move_into_place(work / "dataset", out, overwrite)
         if mark_exported:
@@ -266,6 +270,26 @@ def _finish_interrupted(store, out: Path, takes, plan, features, mark: bool, t0:
                          backend)
 
 
+def _remove_stale_attempts(shards: Path) -> None:
+    """Half-built shard folders of a killed run (no worker of this export has started yet)."""
+    for tmp in shards.glob("*.tmp*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_shards(jobs: list[ShardJob], workers: int, ray_address: str | None, progress) -> list:
+    tracker = FrameProgress([take_frames(j.take_path) for j in jobs], show=progress is True,
+                            callback=progress if callable(progress) else None)
+
+    def finished(result) -> None:
+        tracker.take(result.index, result.ok, bool(result.ok and result.value.skipped))
+
+    try:
+        return run_batch(write_shard, jobs, workers=workers, ray_address=ray_address, progress=False,
+                         reports=tracker.frame, on_result=finished)
+    finally:
+        tracker.close()
+
+
 def _summary(out: Path, takes: list[PlannedTake], done: list, failed: list, seconds: float, features: dict,
              backend: str, quarantined: list) -> ExportSummary:
     counts: dict[str, int] = {}
@@ -275,11 +299,12 @@ def _summary(out: Path, takes: list[PlannedTake], done: list, failed: list, seco
     return ExportSummary(str(out), 0 if failed else len(done), sum(d.frames for d in done), len(rendered),
                          len(done) - len(rendered), failed, counts, round(seconds, 3),
                          round(sum(d.frames for d in rendered) / seconds, 2) if seconds else 0.0,
-                         sum(f["dtype"] == "video" for f in features.values()), backend, quarantined)
+                         sum(f["dtype"] == "video" for f in features.values()), backend,
+                         sorted({d.render_device for d in rendered if d.render_device}), quarantined)
 
 
 def _assemble(takes: list[PlannedTake], jobs: list[ShardJob], plan: dict, work: Path,
-              settings: ExportSettings) -> None:
+              settings: ExportSettings, features: dict) -> None:
     """Merge the shards in plan order and write the side files (deterministic: safe to redo)."""
     from lerobot.datasets.aggregate import aggregate_datasets
     quiet_libraries()                                 # libav chatters about every concatenated mp4
@@ -288,18 +313,14 @@ def _assemble(takes: list[PlannedTake], jobs: list[ShardJob], plan: dict, work: 
     with contextlib.redirect_stderr(io.StringIO()):     # its tqdm bars ignore TQDM_DISABLE once imported
         aggregate_datasets([settings.repo_id] * len(jobs), settings.repo_id,
                            roots=[Path(j.shard_dir) for j in jobs], aggr_root=target)
-    stats = GroupStats({"action": ACTION_DIM, "observation.state": OBS_DIM})
     with open(target / "meta" / "bidex_episodes.jsonl", "w") as fh:
-        for index, (planned, job) in enumerate(zip(takes, jobs)):
+        for index, planned in enumerate(takes):
             take = read_take(Path(planned.path))
-            replayed_obs = np.load(Path(job.shard_dir) / SHARD_OBS)      # what the dataset holds
-            arrays = {"action": take.arrays["actions"], "observation.state": replayed_obs}
-            stats.update(take.meta.task_id, arrays)
             fh.write(json.dumps(_episode_record(index, take)) + "\n")
-    (target / "meta" / "bidex_stats.json").write_text(json.dumps(stats.result()))
+    # Last, so nothing of lerobot's (save_episode, aggregate_datasets) can overwrite them.
+    write_exact_stats(target, features, [t.task_id for t in takes])
     export_info = {"settings": plan["settings"], "fps": plan["fps"], "subtask_width": plan["subtask_width"],
-                   "plan_sha256": plan_sha(plan),
-                   "created": time.time()}
+                   "plan_sha256": plan_sha(plan), "created": time.time(), "software": provenance.software()}
     (target / "meta" / EXPORT_INFO).write_text(json.dumps(export_info, indent=2))
 
 
@@ -308,4 +329,6 @@ def _episode_record(index: int, take) -> dict:
     return {"episode_index": index, "take_id": m.take_id, "task_id": m.task_id, "seed_index": m.seed_index,
             "take_episode_index": m.episode_index, "frames": take.length, "operator": m.operator,
             "device": m.device, "model_fingerprint": m.model_fingerprint, "instructions": list(m.instructions),
-            "subtask_names": list(m.subtask_names), "initial_state": list(m.initial_state)}
+            "subtask_names": list(m.subtask_names), "initial_state": list(m.initial_state),
+            "scene_events": list(take.events), "software": m.software,
+            "retarget_config_hash": m.retarget_config_hash}

@@ -20,16 +20,19 @@ tick, or recovery after it took the lock of an orphan (its writer died: the kern
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from recordings import faults
 from recordings.errors import TakeError
 from recordings.journal import DONE, HEADER, TICKS, atomic_write_text, fsync_dir, read_journal
 from recordings.locks import OWNER_LOCK, OwnerLock, store_lock
 from recordings.quarantine import quarantine
-from recordings.takefile import REVIEW_TMP_SUFFIX, TMP_SUFFIX, Review, _meta_from_json, read_take, write_take_h5
+from recordings.take_events import read_journal_events
+from recordings.takefile import (NEXT_OBS_LAST, REVIEW_TMP_SUFFIX, TMP_SUFFIX, Review, _meta_from_json, read_take,
+                                 write_take_h5)
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,9 @@ def finalize_journal(folder: Path, interrupted: bool, quarantine_dir: Path | Non
         except (KeyError, TypeError, ValueError) as exc:
             raise TakeError(folder / HEADER, f"header is incomplete: {type(exc).__name__}: {exc}") from exc
         review = Review(reason=RECOVERED_REASON if interrupted else "")
-        write_take_h5(target, meta, contents.arrays, review, interrupted)
+        events = [e for e in read_journal_events(folder) if int(e["tick"]) <= contents.ticks]
+        last = _next_obs_last(folder, contents.ticks)
+        write_take_h5(target, meta, contents.arrays, review, interrupted, events, last)
     elif existing.length < contents.ticks:
         raise TakeError(target, f"a finished take file with {existing.length} ticks exists, but its journal holds "
                                 f"{contents.ticks}: keeping both")
@@ -88,6 +93,15 @@ def finalize_journal(folder: Path, interrupted: bool, quarantine_dir: Path | Non
     faults.checkpoint("marked_finished")
     _remove_journal(folder)
     return target
+
+
+def _next_obs_last(folder: Path, ticks: int):
+    """The recorder's observation after its last step, if saved for exactly ``ticks`` ticks (a torn
+    tail loses ticks it was saved for); None makes the take file re-simulate it."""
+    if not (folder / NEXT_OBS_LAST).exists():
+        return None
+    with np.load(folder / NEXT_OBS_LAST) as saved:
+        return saved["obs"] if int(saved["ticks"]) == ticks else None
 
 
 def _remove_journal(folder: Path) -> None:

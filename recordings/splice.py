@@ -10,7 +10,7 @@ the prefix's actions and checks the state bit for bit); this module only writes 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterator
+from collections.abc import Iterator
 
 from recordings.errors import TakeError
 from recordings.recorder import EpisodeRecorder, instruction_texts
@@ -64,9 +64,15 @@ class ContinuedRecorder(EpisodeRecorder):
         self._frame_dim = len(frame_columns)
         self._before = None
         self.source, self.tick = take, check_tick(take, tick)
+        # the runtime already stepped the prefix (its events are the source's): only later ones are new
+        self._start_tick = runtime.sim.tick - self.tick
+        self._events_seen = len(runtime.event_log.records)
 
-    def start(self) -> "ContinuedRecorder":
+    def start(self) -> ContinuedRecorder:
         self.writer.open()
         for row in prefix_rows(self.source, self.tick):
             self.writer.append(**row)
+        self.writer.add_events([e for e in self.source.events if int(e["tick"]) <= self.tick])
+        if self.tick:
+            self.writer.set_last_obs(self.rt.sim.observation())     # next_obs of the prefix's last tick
         return self

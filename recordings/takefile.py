@@ -14,6 +14,12 @@ Layout (T ticks; ``states[t]``/``obs[t]`` are BEFORE ``actions[t]``, robomimic's
       initial_state (D,) f8    instruction_index (T,) i4 subtask_latched (T, K) u1
       progress (T,) f4         timing (T, len(TIMING)) f8  operator_frames (T, F) f8
       tick_flags (T, len(FLAGS)) u1
+      rewards (T,) f8          dones (T,) i8            next_obs/state (T, 130) f4
+      scene_events () str      JSON list of {tick, event, type, effect} (recordings.take_events)
+
+``env_args`` follows robomimic's ``{env_name, type, env_kwargs}`` and keeps our own keys beside
+them; ``rewards``/``dones``/``next_obs`` are defined in :mod:`recordings.robomimic_layout`. Takes
+written before these existed lack them (and ``scene_events``); readers treat them as optional.
 """
 from __future__ import annotations
 
@@ -29,8 +35,10 @@ import numpy as np
 
 from recordings import faults
 from recordings.errors import TakeError
+from recordings import robomimic_layout as rl
 from recordings.journal import Column, fsync_dir
 from recordings.locks import store_lock
+from recordings.take_events import H5_NAME as H5_EVENTS
 from teleop.robot import default_control_hz
 from teleop.sim import ACTION_DIM, OBS_DIM
 
@@ -41,6 +49,8 @@ H5_PATHS = {"actions": "actions", "states": "states", "obs": "obs/state", "instr
             "subtasks": "subtask_latched", "progress": "progress", "timing": "timing",
             "frame": "operator_frames", "flags": "tick_flags"}
 DEMO = "data/demo_0"
+OPTIONAL_PATHS = {"rewards": "rewards", "dones": "dones", "next_obs": "next_obs/state"}
+NEXT_OBS_LAST = "next_obs_last.npz"     # in a journal folder: the recorder's observation after its last step
 NO_FRAME_AGE_MS = -1.0      # timing/frame_age_ms of a tick that had no device frame (kept finite)
 
 
@@ -81,9 +91,11 @@ class TakeMeta:
     continued_from: str = ""        # "<take_id>@<tick>": the prefix this take continues (recordings.splice)
 
     def env_args(self) -> dict:
-        return {"task_id": self.task_id, "seed_index": self.seed_index, "episode_index": self.episode_index,
+        """robomimic's ``{env_name, type, env_kwargs}``, with our own keys kept beside them."""
+        ours = {"task_id": self.task_id, "seed_index": self.seed_index, "episode_index": self.episode_index,
                 "embodiment": self.embodiment, "model_fingerprint": self.model_fingerprint,
                 "control_hz": self.control_hz}
+        return {"env_name": self.task_id, "type": rl.ROBOMIMIC_GYM_TYPE, "env_kwargs": dict(ours), **ours}
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -116,6 +128,7 @@ class Take:
     arrays: dict[str, np.ndarray]
     review: Review
     interrupted: bool
+    events: tuple[dict, ...] = ()        # scene events (recordings.take_events); () for older takes
     stamp: str = ""          # the file's identity when read (inode:mtime_ns:size); "" if it changed meanwhile
 
     @property
@@ -149,10 +162,14 @@ def file_stamp(path: Path) -> str:
 
 
 def write_take_h5(path: Path, meta: TakeMeta, arrays: dict[str, np.ndarray], review: Review,
-                  interrupted: bool) -> Path:
-    """Write a complete take file atomically (temp file in the same folder, fsync, rename)."""
+                  interrupted: bool, events: list[dict] | tuple = (), next_obs_last: np.ndarray | None = None) -> Path:
+    """Write a complete take file atomically (temp file in the same folder, fsync, rename).
+
+    ``next_obs_last`` is the observation after the last action; without it, it is re-simulated
+    (see :mod:`recordings.robomimic_layout`)."""
     path = Path(path)
-    tmp = path.with_name(path.name + TMP_SUFFIX)
+    tmp = path.with_name(path.name + ".tmp")
+    extra = _robomimic_arrays(meta, arrays, list(events), next_obs_last, path)
     with h5py.File(tmp, "w") as h5:
         data = h5.create_group("data")
         data.attrs["total"] = int(arrays["actions"].shape[0])
@@ -162,6 +179,9 @@ def write_take_h5(path: Path, meta: TakeMeta, arrays: dict[str, np.ndarray], rev
             arr = arrays[name]
             kwargs = {"compression": "lzf", "chunks": True} if arr.ndim == 2 and arr.shape[0] > 0 else {}
             demo.create_dataset(h5path, data=arr, **kwargs)
+        for name, h5path in OPTIONAL_PATHS.items():
+            demo.create_dataset(h5path, data=extra[name])
+        demo.create_dataset(H5_EVENTS, data=json.dumps(list(events)))
         demo.create_dataset("initial_state", data=np.asarray(meta.initial_state, np.float64))
         demo.attrs["num_samples"] = int(arrays["actions"].shape[0])
         demo.attrs["model_file"] = meta.model_xml
@@ -182,6 +202,13 @@ def write_take_h5(path: Path, meta: TakeMeta, arrays: dict[str, np.ndarray], rev
     return path
 
 
+def _robomimic_arrays(meta: TakeMeta, arrays: dict, events: list[dict], last, where) -> dict[str, np.ndarray]:
+    length = int(arrays["actions"].shape[0])
+    if length and last is None:
+        last = rl.resimulate_last_obs(meta.model_xml, meta.model_fingerprint, arrays["states"][-1],
+                                      arrays["actions"][-1], events, length, where)
+    return {"rewards": rl.rewards_from_progress(arrays["progress"]), "dones": rl.dones_for(length),
+            "next_obs": rl.next_obs(np.asarray(arrays["obs"], np.float32), last)}
 def _fsync_file(path: Path) -> None:
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
@@ -199,7 +226,7 @@ def read_take(path: Path) -> Take:
         take = _read(path)
         try:
             if file_stamp(path) == before:
-                return Take(take.path, take.meta, take.arrays, take.review, take.interrupted, before)
+                return Take(take.path, take.meta, take.arrays, take.review, take.interrupted, take.events, before)
         except OSError:
             pass
     return take
@@ -216,6 +243,10 @@ def _read(path: Path) -> Take:
                 if h5path not in demo:
                     raise TakeError(path, f"dataset '{DEMO}/{h5path}' is missing")
                 arrays[name] = demo[h5path][()]
+            for name, h5path in OPTIONAL_PATHS.items():
+                if h5path in demo:
+                    arrays[name] = demo[h5path][()]
+            events = tuple(json.loads(demo[H5_EVENTS][()])) if H5_EVENTS in demo else ()
             meta = _meta_from_json(json.loads(demo.attrs["meta"]), str(demo.attrs["model_file"]),
                                    demo["initial_state"][()], path)
             review = Review(**json.loads(demo.attrs["review"]))
@@ -229,7 +260,7 @@ def _read(path: Path) -> Take:
         raise TakeError(path, f"per-tick datasets disagree on length: {lengths}")
     if arrays["states"].shape[1:] != (len(meta.initial_state),):
         raise TakeError(path, "dataset 'states' width differs from 'initial_state'")
-    return Take(path, meta, arrays, review, interrupted)
+    return Take(path, meta, arrays, review, interrupted, events)
 
 
 def update_review(path: Path, review: Review) -> None:

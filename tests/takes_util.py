@@ -33,6 +33,22 @@ def record_take(store, sim: Sim, ticks: int = 30, name: str = "take", task_id: s
     return (writer.finish() if finish else writer), actions
 
 
+def record_actions(store, sim: Sim, actions: np.ndarray, task_id: str = "test_task", seed: int = 0):
+    """Record a take of exactly ``actions`` (T, 58) from ``sim.reset(seed)``; returns its path."""
+    sim.reset(seed)
+    meta = meta_for_episode(sim, task_id, seed, seed, "tester", ("Do the thing.",), SUBTASKS, FRAME_COLUMNS)
+    writer = store.writer(meta)
+    writer.open()
+    ticks = len(actions)
+    for t, action in enumerate(np.asarray(actions, np.float32)):
+        state, obs = sim.get_state(), sim.observation()
+        sim.step(action)
+        writer.append(actions=action, states=state, obs=obs, instruction=0,
+                      subtasks=np.array([t > ticks // 3, t > 2 * ticks // 3], np.uint8),
+                      progress=50.0 * (t > ticks // 3) + 50.0 * (t > 2 * ticks // 3),
+                      timing=np.zeros(len(TIMING)), frame=np.zeros(3), flags=np.array([1, 0, 0], np.uint8))
+        writer.set_last_obs(sim.observation())
+    return writer.finish()
 def clone_take(path, folder, take_id: str):
     """A copy of the take file at ``path`` under another take id (``folder/<take_id>.h5``)."""
     import json

@@ -25,10 +25,10 @@ def _export(args) -> int:
     from recordings.export import ExportIncomplete, ExportSettings, export_dataset
     size = {k: v for k, v in (("width", args.width), ("height", args.height)) if v is not None}
     settings = ExportSettings(repo_id=args.repo_id, **size)
-    progress = not args.json and sys.stderr.isatty() or args.progress
-    if args.progress_json:      # one JSON line per finished take, for a GUI driving this process
-        def progress(done, total, failed):
-            print(json.dumps({"done": done, "total": total, "failed": failed}), flush=True)
+    progress = not args.json and sys.stderr.isatty() or args.progress     # a per-frame bar with the time left
+    if args.progress_json:      # JSON lines (frames done/total, takes, estimate) for a GUI driving this process
+        def progress(p):
+            print(json.dumps(p.to_json()), flush=True)
     try:
         summary = export_dataset(args.store, args.out, tasks=args.tasks, workers=args.workers,
                                  ray_address=args.ray, progress=progress, overwrite=args.overwrite, settings=settings)
@@ -51,5 +51,6 @@ def register(sub) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out dataset")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--progress-json", action="store_true", help="print a JSON progress line per finished take")
+    p.add_argument("--progress-json", action="store_true",
+                   help="print JSON progress lines: frames done/total, takes, frames/s, estimated seconds left")
     p.set_defaults(func=_export)

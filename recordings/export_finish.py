@@ -18,7 +18,7 @@ import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from recordings import faults
 from recordings.locks import OwnerLock

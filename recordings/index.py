@@ -55,7 +55,7 @@ class TakeIndex:
         self.db_path = Path(db_path)
         self._db: sqlite3.Connection | None = None
 
-    def open(self) -> "TakeIndex":
+    def open(self) -> TakeIndex:
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         # timeout: several processes share the index; a writer waits for another's short transaction
         self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None, timeout=60)

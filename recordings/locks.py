@@ -24,7 +24,7 @@ import socket
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 STORE_LOCK = ".store.lock"
 OWNER_LOCK = "owner.lock"
@@ -67,7 +67,7 @@ class OwnerLock:
         self.path, self._fd = Path(path), fd
 
     @classmethod
-    def try_acquire(cls, path: Path, create: bool = True) -> "OwnerLock | None":
+    def try_acquire(cls, path: Path, create: bool = True) -> OwnerLock | None:
         """The lock, or None when another open file description holds it (or ``path`` is gone
         and ``create`` is False)."""
         flags = os.O_RDWR | (os.O_CREAT if create else 0)

@@ -42,7 +42,7 @@ class EpisodeRecorder:
     def take_id(self) -> str:
         return self.meta.take_id
 
-    def start(self) -> "EpisodeRecorder":
+    def start(self) -> EpisodeRecorder:
         self.writer.open()
         return self
 

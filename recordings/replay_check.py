@@ -77,7 +77,7 @@ class StateLabels:
 
 def replay_compare(rt, take: Take, exact: bool) -> Comparison:
     """Step every recorded action from the take's initial state (``rt.restore`` first)."""
-    sim, arrays, meta = rt.sim, take.arrays, take.meta
+    sim, arrays = rt.sim, take.arrays
     cmp = Comparison(exact, 0.0 if exact else CROSS_BUILD_TOLERANCE)
     labels = StateLabels(sim.model)
     nq = sim.model.nq

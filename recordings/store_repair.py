@@ -34,7 +34,7 @@ class OpenReport:
         """One line per file the store could not use, naming it and why."""
         return [q.line() for q in self.quarantined]
 
-    def merge(self, other: "OpenReport") -> None:
+    def merge(self, other: OpenReport) -> None:
         for name in ("recovered", "unreadable", "quarantined", "duplicates", "cleaned"):
             getattr(self, name).extend(getattr(other, name))
         self.reindexed += other.reindexed

@@ -103,7 +103,43 @@ def _stages(store_root: Path) -> dict:
     encode_ms = (time.perf_counter() - t0) / len(kept) * 1e3
     ds.finalize()
     return {"render_ms_per_frame": round(render_ms, 1), "encode_ms_per_frame": round(encode_ms, 1),
-            "encode_frames": len(kept)}
+            "encode_frames": len(kept), **_one_vs_two_passes(take)}
+
+
+def _one_vs_two_passes(take, frames: int = 20) -> dict:
+    """CPU time per frame (all threads, llvmpipe's included) of the six streams: one render pass
+    per camera (ours) against mujoco.Renderer's two (colour, then depth), same states, in turn."""
+    import time
+
+    import mujoco
+
+    from recordings.render import StateRenderer
+    from recordings.replay import scene_from_take
+    from teleop.sim import Sim
+
+    sim = Sim(scene_from_take(take))
+    cameras = sim.scene.layout.cameras
+    states = take.arrays["states"][:frames]
+
+    def two(renderer):
+        for cam in cameras:
+            renderer.update_scene(sim.data, camera=cam)
+            renderer.render()
+            renderer.enable_depth_rendering()
+            renderer.render()
+            renderer.disable_depth_rendering()
+
+    def timed(render) -> float:
+        t0 = time.process_time()
+        for state in states:
+            sim.set_state(state)
+            render()
+        return (time.process_time() - t0) / len(states) * 1e3
+    with StateRenderer(sim.model, cameras) as ours, mujoco.Renderer(sim.model, 360, 480) as theirs:
+        timed(lambda: ours.render(sim.data))                 # warm both up
+        timed(lambda: two(theirs))
+        one_ms, two_ms = timed(lambda: ours.render(sim.data)), timed(lambda: two(theirs))
+    return {"render_cpu_ms_one_pass": round(one_ms, 1), "render_cpu_ms_two_passes": round(two_ms, 1)}
 
 
 def _run_child(folder: Path, lengths: list[int], workers: int, stages: bool = False) -> dict:
@@ -129,6 +165,8 @@ def run(args) -> dict:
         # the whole export (start-up, aggregation and statistics included) against its slower stage
         "pipeline_ratio": round(fps / (1e3 / slower), 3),
         "encode_frames": main["encode_frames"],
+        "render_cpu_ms_one_pass": main["render_cpu_ms_one_pass"],
+        "render_cpu_ms_two_passes": main["render_cpu_ms_two_passes"],
         "render_devices": main["render_devices"],
         "streams": main["streams"],
         "peak_rss_mb": round(main["peak_rss_mb"], 1),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import resource
 import shutil
 import tempfile
@@ -53,14 +54,23 @@ def _export_child(job: tuple[str, list[int], int, bool]) -> dict:
     from recordings.export import export_dataset
     _make_store(Path(folder) / "store", lengths)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu0 = _cpu_seconds()
     summary = export_dataset(Path(folder) / "store", Path(folder) / "out", workers=workers, progress=False,
                              mark_exported=False)
+    cpu = _cpu_seconds() - cpu0
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     out = {"frames": summary.frames, "seconds": summary.seconds, "streams": summary.streams, "ok": summary.ok,
-           "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024, "render_devices": summary.render_devices}
+           "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024, "render_devices": summary.render_devices,
+           "cpu_seconds": cpu}
     if stages:                   # after the export, so the stages never compete with it
         out.update(_stages(Path(folder) / "store"))
     return out
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process (all threads) and its finished children."""
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                         resource.RUSAGE_CHILDREN)))
 
 
 def _stages(store_root: Path) -> dict:
@@ -168,6 +178,10 @@ def run(args) -> dict:
         "render_cpu_ms_one_pass": main["render_cpu_ms_one_pass"],
         "render_cpu_ms_two_passes": main["render_cpu_ms_two_passes"],
         "render_devices": main["render_devices"],
+        # CPU time the whole export spent per frame (every thread and process): the frames/s this
+        # machine could reach with every core busy is cores * 1000 / cpu_ms_per_frame.
+        "cpu_ms_per_frame": round(main["cpu_seconds"] / main["frames"] * 1e3, 1),
+        "cores": os.cpu_count(),
         "streams": main["streams"],
         "peak_rss_mb": round(main["peak_rss_mb"], 1),
         "peak_rss_mb_quarter_length": round(short["peak_rss_mb"], 1),

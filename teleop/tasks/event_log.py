@@ -36,18 +36,36 @@ class SceneEvent:
         return cls(int(raw["tick"]), str(raw["event"]), str(raw["type"]), dict(raw["effect"]))
 
 
-def _snapshot(data: mujoco.MjData) -> tuple[np.ndarray, ...]:
-    return tuple(getattr(data, f).copy() for f in STATE_FIELDS)
+_SPEC = (mujoco.mjtState.mjSTATE_QPOS | mujoco.mjtState.mjSTATE_QVEL | mujoco.mjtState.mjSTATE_ACT
+         | mujoco.mjtState.mjSTATE_USERDATA)
 
 
-def _diff(before: tuple[np.ndarray, ...], data: mujoco.MjData) -> dict:
-    effect = {}
-    for name, old in zip(STATE_FIELDS, before):
-        new = getattr(data, name)
-        changed = np.flatnonzero(old != new)
-        if changed.size:
-            effect[name] = [[int(i), float(new[i])] for i in changed]
-    return effect
+class _Snapshot:
+    """The fields of STATE_FIELDS as one vector (``mj_getState``: one call, no allocation), so
+    the per-tick "did this event change anything" test is a single bytes comparison."""
+
+    def __init__(self, model: mujoco.MjModel):
+        self.model = model
+        self.before = np.empty(mujoco.mj_stateSize(model, _SPEC))
+        self.after = np.empty_like(self.before)
+        sizes = (model.nq, model.nv, model.na, model.nuserdata)      # mj_getState's order
+        bounds = np.cumsum((0,) + sizes)
+        self.slices = {f: slice(int(a), int(b)) for f, a, b in zip(STATE_FIELDS, bounds[:-1], bounds[1:])}
+
+    def take(self, data: mujoco.MjData) -> None:
+        mujoco.mj_getState(self.model, data, self.before, _SPEC)
+
+    def diff(self, data: mujoco.MjData) -> dict:
+        mujoco.mj_getState(self.model, data, self.after, _SPEC)
+        if self.after.tobytes() == self.before.tobytes():          # the common case, by far
+            return {}
+        effect = {}
+        for name, part in self.slices.items():
+            old, new = self.before[part], self.after[part]
+            changed = np.flatnonzero(old != new)
+            if changed.size:
+                effect[name] = [[int(i), float(new[i])] for i in changed]
+        return effect
 
 
 def _rgba(model: mujoco.MjModel, geoms: np.ndarray) -> list[list[float]]:
@@ -64,6 +82,8 @@ class EventLog:
         self._geoms = np.concatenate(geoms) if geoms else np.zeros(0, np.int64)
         self._shown = np.zeros((0, 4))
         self._opinions: dict[str, tuple] = {}
+        self._snapshot: _Snapshot | None = None            # made with the first model seen
+        self._userdata_changed = True
 
     def _colour_opinions(self, data) -> dict[str, tuple]:
         return {ev.name: tuple(ev.colour_of(data, o) for o in self.world.coloured) for ev in self.world.colour_events}
@@ -72,6 +92,8 @@ class EventLog:
         """Start a new episode (after the reset's colours were applied): a colour differing from
         the compiled model at tick 0 is logged, so a replay from the model file starts right."""
         self.records = []
+        self._snapshot = _Snapshot(model)
+        self._userdata_changed = True
         self._opinions = self._colour_opinions(data)
         self._shown = self.world.base_rgba[self._geoms].copy()
         changed = self._changed(model)
@@ -85,15 +107,24 @@ class EventLog:
 
     def step(self, tick: int, event, data: mujoco.MjData) -> None:
         """Run ``event.update`` and log what it changed."""
-        before = _snapshot(data)
+        if self._snapshot is None:
+            self._snapshot = _Snapshot(self.world.model)
+        self._snapshot.take(data)
         event.update(data)
-        effect = _diff(before, data)
+        effect = self._snapshot.diff(data)
         if effect:
             self.records.append(SceneEvent(tick, event.name, event.type, effect))
+            self._userdata_changed |= "userdata" in effect
 
     def colours(self, tick: int, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         """After the colours were pushed into the model: log repainted geoms, attributed to the
-        colour events whose opinion changed (the last one with an opinion wins, as in rendering)."""
+        colour events whose opinion changed (the last one with an opinion wins, as in rendering).
+
+        Colours are a function of ``userdata`` alone (teleop.tasks.events): while it stays put
+        they cannot have changed, which keeps this off the per-tick cost."""
+        if not self._userdata_changed or not self._geoms.size:
+            return
+        self._userdata_changed = False
         changed = self._changed(model)
         opinions = self._colour_opinions(data)
         if changed.size:

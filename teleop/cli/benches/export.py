@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import resource
 import shutil
 import tempfile
@@ -53,14 +54,23 @@ def _export_child(job: tuple[str, list[int], int, bool]) -> dict:
     from recordings.export import export_dataset
     _make_store(Path(folder) / "store", lengths)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu0 = _cpu_seconds()
     summary = export_dataset(Path(folder) / "store", Path(folder) / "out", workers=workers, progress=False,
                              mark_exported=False)
+    cpu = _cpu_seconds() - cpu0
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     out = {"frames": summary.frames, "seconds": summary.seconds, "streams": summary.streams, "ok": summary.ok,
-           "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024, "render_devices": summary.render_devices}
+           "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024, "render_devices": summary.render_devices,
+           "cpu_seconds": cpu}
     if stages:                   # after the export, so the stages never compete with it
         out.update(_stages(Path(folder) / "store"))
     return out
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process (all threads) and its finished children."""
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                         resource.RUSAGE_CHILDREN)))
 
 
 def _stages(store_root: Path) -> dict:
@@ -103,7 +113,43 @@ def _stages(store_root: Path) -> dict:
     encode_ms = (time.perf_counter() - t0) / len(kept) * 1e3
     ds.finalize()
     return {"render_ms_per_frame": round(render_ms, 1), "encode_ms_per_frame": round(encode_ms, 1),
-            "encode_frames": len(kept)}
+            "encode_frames": len(kept), **_one_vs_two_passes(take)}
+
+
+def _one_vs_two_passes(take, frames: int = 20) -> dict:
+    """CPU time per frame (all threads, llvmpipe's included) of the six streams: one render pass
+    per camera (ours) against mujoco.Renderer's two (colour, then depth), same states, in turn."""
+    import time
+
+    import mujoco
+
+    from recordings.render import StateRenderer
+    from recordings.replay import scene_from_take
+    from teleop.sim import Sim
+
+    sim = Sim(scene_from_take(take))
+    cameras = sim.scene.layout.cameras
+    states = take.arrays["states"][:frames]
+
+    def two(renderer):
+        for cam in cameras:
+            renderer.update_scene(sim.data, camera=cam)
+            renderer.render()
+            renderer.enable_depth_rendering()
+            renderer.render()
+            renderer.disable_depth_rendering()
+
+    def timed(render) -> float:
+        t0 = time.process_time()
+        for state in states:
+            sim.set_state(state)
+            render()
+        return (time.process_time() - t0) / len(states) * 1e3
+    with StateRenderer(sim.model, cameras) as ours, mujoco.Renderer(sim.model, 360, 480) as theirs:
+        timed(lambda: ours.render(sim.data))                 # warm both up
+        timed(lambda: two(theirs))
+        one_ms, two_ms = timed(lambda: ours.render(sim.data)), timed(lambda: two(theirs))
+    return {"render_cpu_ms_one_pass": round(one_ms, 1), "render_cpu_ms_two_passes": round(two_ms, 1)}
 
 
 def _run_child(folder: Path, lengths: list[int], workers: int, stages: bool = False) -> dict:
@@ -129,7 +175,13 @@ def run(args) -> dict:
         # the whole export (start-up, aggregation and statistics included) against its slower stage
         "pipeline_ratio": round(fps / (1e3 / slower), 3),
         "encode_frames": main["encode_frames"],
+        "render_cpu_ms_one_pass": main["render_cpu_ms_one_pass"],
+        "render_cpu_ms_two_passes": main["render_cpu_ms_two_passes"],
         "render_devices": main["render_devices"],
+        # CPU time the whole export spent per frame (every thread and process): the frames/s this
+        # machine could reach with every core busy is cores * 1000 / cpu_ms_per_frame.
+        "cpu_ms_per_frame": round(main["cpu_seconds"] / main["frames"] * 1e3, 1),
+        "cores": os.cpu_count(),
         "streams": main["streams"],
         "peak_rss_mb": round(main["peak_rss_mb"], 1),
         "peak_rss_mb_quarter_length": round(short["peak_rss_mb"], 1),

@@ -79,7 +79,8 @@ class ArmSolver:
         self.rest = self.q[:self.n].copy()        # the posture the redundancy is settled toward
         self.chain.fk(self.q)
         self.shoulder = self.chain.body_frame(cfg.shoulder_body.format(side=side))[0]
-        self._key = None
+        self._key: bytes | None = None                          # the point _val was computed at
+        self._val: tuple[float, np.ndarray] = (0.0, np.zeros(0))
         self.direct_slsqp = True           # False: through scipy.optimize.minimize (same SLSQP, slower)
 
     # -- kinematics -----------------------------------------------------------------------------

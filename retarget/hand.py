@@ -169,7 +169,7 @@ class HandSolver:
         prior, reg = self._prior(u_prev)
         diag = np.full(u.size, reg + cfg.damping)
         it = 0
-        for it in range(1, (iterations or cfg.iterations) + 1):
+        for it in range(1, (iterations or cfg.iterations) + 1):  # noqa: B007 - the count is read after the loop
             r, Jr = self.linearise(u, A, At)
             g = Jr.T @ r + reg * (u - prior)
             H = Jr.T @ Jr

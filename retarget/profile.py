@@ -56,7 +56,7 @@ class OperatorProfile:
         Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
 
     @classmethod
-    def load(cls, path: str | Path) -> "OperatorProfile":
+    def load(cls, path: str | Path) -> OperatorProfile:
         raw = load_yaml(path, "operator profile")
         valid = [f.name for f in dataclasses.fields(cls)]
         unknown = [k for k in raw if k not in valid]

@@ -16,7 +16,7 @@ DEB_PKGS := libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libgles2 libglib2.0-0 li
   libxcb-xinerama0 libxcb-xkb1 libxcb-xinput0 libx11-xcb1 libxrender1 libxi6 libsm6 libice6 \
   xvfb xauth ffmpeg chromium
 
-.PHONY: run test setup sysdeps web bench clean
+.PHONY: run test lint setup sysdeps web bench clean
 
 # With no display (a server, CI, ssh) the window opens on a virtual X screen instead.
 run: setup
@@ -24,8 +24,13 @@ run: setup
 	  echo "no display found: running the app under Xvfb"; xvfb-run -a -s "-screen 0 1600x1000x24" $(VENV)/bin/teleop app; \
 	else $(VENV)/bin/teleop app; fi
 
-test: setup
+test: setup lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+# Style and types: ruff over the tree, mypy over the typed core (pyproject.toml says which).
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: setup
 	$(VENV)/bin/teleop bench sim --json

@@ -15,8 +15,6 @@ import itertools
 import json
 import multiprocessing as mp
 
-import yaml
-
 
 def run_variant(job) -> dict:
     task, override, only, episodes = job
@@ -24,9 +22,10 @@ def run_variant(job) -> dict:
     from teleop.control.session import Session
     from teleop.control.synthetic.operator import episode_ticks, synthetic_device
     from teleop.control.synthetic.script import SCRIPT_DIR, parse_script
+    from teleop.core.yamlio import load_yaml
     from teleop.tasks import TaskRuntime
 
-    raw = yaml.safe_load((SCRIPT_DIR / f"{task}.yaml").read_text())
+    raw = load_yaml(SCRIPT_DIR / f"{task}.yaml", "synthetic-operator script")
     for step in raw["steps"]:
         for key, value in override.items():
             kind, _, arg = key.rpartition(".")          # "place.lower" -> place steps; "pitch" -> grasp steps

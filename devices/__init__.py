@@ -6,7 +6,8 @@ with ``devices.create_device(name, **options)`` once its module is imported
 """
 from devices.base import ConnectionInfo, Device, DeviceError, Reading
 from devices.config import DeviceConfig, DeviceContext, create_device, device_config
-from devices.frame import NODE_NAMES, SIDES, FrameError, HandFrame, OperatorFrame, Pose
+from devices.frame import SIDES, FrameError, HandFrame, OperatorFrame, Pose
+from teleop.core.conventions import NODE_NAMES
 
 __all__ = ["ConnectionInfo", "Device", "DeviceConfig", "DeviceContext", "DeviceError", "FrameError", "HandFrame",
            "NODE_NAMES", "OperatorFrame", "Pose", "Reading", "SIDES", "create_device", "device_config"]

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from teleop.core.errors import ConfigError, TeleopError
 
@@ -208,14 +208,15 @@ class Device(abc.ABC):
         """Fingertip contact forces (2, 5) N, rows left / right, thumb first."""
         return False
 
-    def publish_scene(self, geoms: list[dict], world_to_operator=(0.0, 0.0, 0.0)) -> None:
-        """Scene geometry (see ``devices.webxr.scene_msgs``), sent once and on reconnects."""
+    def publish_scene(self, geoms: list[dict], world_to_operator=(0.0, 0.0, 0.0), hud_anchor=None) -> None:
+        """Scene geometry (see ``devices.webxr.scene_msgs``), sent once and on reconnects;
+        ``hud_anchor`` (world frame, optional): where a headset shows its HUD."""
 
     def publish_poses(self, poses: dict, seq: int | None = None) -> None:
         """Body poses, name -> (7,) x y z qw qx qy qz in the world frame, latest value wins."""
 
     def publish_hud(self, hud: dict) -> None:
-        """HUD: instruction, recording, subtasks [{name, done}], status."""
+        """HUD: instruction, recording, subtasks [{name, done}], status, engage, reason, ended, result."""
 
     def __enter__(self):
         self.connect()

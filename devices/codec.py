@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from devices.frame import NODE_NAMES, SIDES, FrameError, HandFrame, OperatorFrame, Pose
+from devices.frame import SIDES, FrameError, HandFrame, OperatorFrame, Pose
+from teleop.core.conventions import NODE_NAMES
 
 _HAND_COLUMNS = ("present", "wrist_tracked", "wrist_x", "wrist_y", "wrist_z", "wrist_qw", "wrist_qx", "wrist_qy",
                  "wrist_qz", *(f"{n}_{a}" for n in NODE_NAMES for a in "xyz"), *(f"{n}_tracked" for n in NODE_NAMES))

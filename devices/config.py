@@ -3,9 +3,11 @@
 A config carries everything the rest of the product needs to know about a device, so nothing
 else keys a table on its name:
 
-- ``label`` (what the app's device list shows), ``realtime`` (paced at the control rate by its
-  own clock), ``per_episode`` (planned / recorded for one episode: rebuilt at every reset) and
-  ``in_app`` (offered in the window's device list);
+- ``label`` and ``menu_order`` (what the app's device list shows, and where), ``realtime`` (paced
+  at the control rate by its own clock), ``per_episode`` (planned / recorded for one episode:
+  rebuilt at every reset), ``in_app`` (offered in the window's device list) and
+  ``horizon_from_engage`` (a live operator who connects and engages when ready: the episode's
+  horizon counts from the first engage);
 - its options: the dataclass fields, with ``help`` (and optionally ``flag``) in the field metadata.
   ``teleop record``'s flags and the window's device form are generated from them;
 - ``build(context)``: the device, constructed without I/O.
@@ -50,6 +52,11 @@ class EpisodeSource:
     seed_index: int
     episode_index: int
     initial_state: tuple[float, ...] | None = None
+    retarget_config: str = ""                # the retarget configuration (YAML text) it was recorded with
+    operator_profile: str = ""               # the operator profile (YAML text; "" = the default)
+    # The episode's length in ticks when known (a take's): its horizon, which may exceed the
+    # task's when the recording's horizon counted from the operator's engage.
+    ticks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +89,10 @@ class DeviceConfig(abc.ABC):
     realtime: ClassVar[bool] = True
     per_episode: ClassVar[bool] = False
     in_app: ClassVar[bool] = True
-    _registry: ClassVar[dict[str, type["DeviceConfig"]]] = {}
+    menu_order: ClassVar[int] = 100        # position in the window's device list (then by name)
+    horizon_from_engage: ClassVar[bool] = False
+    no_frames_hint: ClassVar[str] = ""      # what to try when it is open but sends no frames
+    _registry: ClassVar[dict[str, type[DeviceConfig]]] = {}
 
     @classmethod
     def register_subclass(cls, name: str):
@@ -97,7 +107,12 @@ class DeviceConfig(abc.ABC):
         return decorate
 
     @classmethod
-    def registry(cls) -> dict[str, type["DeviceConfig"]]:
+    def unregister(cls, name: str) -> None:
+        """Forget the config registered as ``name`` (a test's or a plugin's device)."""
+        cls._registry.pop(name, None)
+
+    @classmethod
+    def registry(cls) -> dict[str, type[DeviceConfig]]:
         return dict(cls._registry)
 
     @classmethod
@@ -107,14 +122,15 @@ class DeviceConfig(abc.ABC):
         for f in dataclasses.fields(cls):
             if not f.init:
                 continue
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            default = None if required else (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+            has_factory = f.default_factory is not dataclasses.MISSING
+            required = f.default is dataclasses.MISSING and not has_factory
+            default = None if required else (f.default_factory() if has_factory else f.default)  # type: ignore[operator]
             flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
             out.append(Option(f.name, _option_type(hints[f.name]), default, f.metadata.get("help", ""), flag, required))
         return tuple(out)
 
     @classmethod
-    def from_options(cls, **values) -> "DeviceConfig":
+    def from_options(cls, **values) -> DeviceConfig:
         """The config from option values (strings are converted); unknown names are refused."""
         options = {o.name: o for o in cls.options()}
         unknown = sorted(set(values) - set(options))

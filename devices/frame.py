@@ -17,15 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from teleop.core.conventions import NUM_NODES, SIDES
 from teleop.core.errors import TeleopError, choices
 
-SIDES = ("left", "right")
-NUM_NODES = 21
-NODE_NAMES = ("wrist",
-              "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip",
-              *(f"{d}_{j}" for d in ("index", "middle", "ring", "little")
-                for j in ("mcp", "pip", "dip", "tip")))
-FINGERTIP_NODES = (4, 8, 12, 16, 20)   # thumb first, like the robot's fingertip sites
 IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)
 
 
@@ -68,13 +62,13 @@ class Pose:
         object.__setattr__(self, "quat", as_unit_quat(self.quat, "pose quaternion"))
 
     @staticmethod
-    def identity() -> "Pose":
+    def identity() -> Pose:
         return Pose(np.zeros(3), np.array(IDENTITY_QUAT))
 
 
 @dataclass(frozen=True)
 class HandFrame:
-    """One hand. ``keypoints`` (21, 3) and ``tracked`` (21,) bool follow ``NODE_NAMES``.
+    """One hand. ``keypoints`` (21, 3) and ``tracked`` (21,) bool follow ``teleop.core.conventions.NODE_NAMES``.
 
     ``wrist_tracked`` is False when the wrist pose is a nominal placeholder (a glove without a
     tracker). ``raw`` keeps the device's own joints (glove: (20,) angles; WebXR: (25, 7) poses

@@ -39,12 +39,14 @@ DEVICE_NAME = "glove"
 @dataclass(frozen=True, kw_only=True)
 class GloveConfig(DeviceConfig):
     label = "Exoskeleton glove (ZeroMQ)"
+    menu_order = 1
+    no_frames_hint = "start the glove bridge publishing to this endpoint (a test stream: teleop glove-sim)"
     endpoint: str = field(default="tcp://127.0.0.1:5570", metadata={"help": "the glove's ZeroMQ PUB endpoint"})
     haptics_bind: str = field(default="tcp://*:5571", metadata={"help": "where the app's haptics PUB binds"})
     stale_after: float = field(default=0.1, metadata={"help": "seconds after which a frame is stale"})
     rcv_hwm: int = field(default=1000, metadata={"help": "ZeroMQ receive high-water mark (0: unbounded)"})
 
-    def build(self, context: DeviceContext) -> "GloveDevice":
+    def build(self, context: DeviceContext) -> GloveDevice:
         return GloveDevice(self.endpoint, self.haptics_bind, self.stale_after, self.rcv_hwm)
 
 

@@ -2,7 +2,7 @@
 state and an optional reader thread that feeds frames on a wall-clock schedule."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from devices.base import BackgroundReader, ConnectionInfo, Device
 

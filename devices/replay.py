@@ -16,13 +16,14 @@ from devices.base import DeviceError, LatestFrame, Reading
 from devices.player import PlayerDevice
 from devices.codec import FRAME_COLUMNS, vector_to_frame
 from teleop.core.errors import choices
+from teleop.robot import default_control_hz
 
 CLOCKS = ("lockstep", "realtime")
 
 
 class ReplayDevice(PlayerDevice):
     def __init__(self, frames: np.ndarray, ages: np.ndarray | None = None, stale: np.ndarray | None = None,
-                 clock: str = "lockstep", dt: float = 0.04, speed: float = 1.0, stale_after: float = 0.2):
+                 clock: str = "lockstep", dt: float | None = None, speed: float = 1.0, stale_after: float = 0.2):
         frames = np.asarray(frames, dtype=np.float64)
         if frames.ndim != 2 or frames.shape[1] != len(FRAME_COLUMNS):
             raise DeviceError(f"replay: frames must be (T, {len(FRAME_COLUMNS)}), got {frames.shape}")
@@ -32,7 +33,8 @@ class ReplayDevice(PlayerDevice):
         self.frames = frames
         self.ages = np.zeros(n) if ages is None else np.asarray(ages, float)     # (T,) s; inf: no frame
         self.stale = np.zeros(n, bool) if stale is None else np.asarray(stale, bool)
-        self.clock, self.dt, self.speed = clock, dt, speed
+        # the recorded frames are one per control tick (None: the shipped robot's control rate)
+        self.clock, self.dt, self.speed = clock, (1.0 / default_control_hz() if dt is None else dt), speed
         self._slot = LatestFrame(stale_after)
         self._index = 0
         self._t0 = 0.0

@@ -8,24 +8,26 @@ The device knows nothing about robots: it only plays what the stream function re
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from devices.base import DeviceError, LatestFrame, Reading
 from devices.player import PlayerDevice
 from devices.frame import OperatorFrame
 from teleop.core.errors import choices
+from teleop.robot import default_control_hz
 
 Stream = Callable[[float, int, float], OperatorFrame]
 CLOCKS = ("lockstep", "realtime")
 
 
 class SyntheticOperator(PlayerDevice):
-    def __init__(self, stream: Stream, duration: float, clock: str = "lockstep", dt: float = 0.04,
+    def __init__(self, stream: Stream, duration: float, clock: str = "lockstep", dt: float | None = None,
                  rate_hz: float = 60.0, stale_after: float = 0.2):
         if clock not in CLOCKS:
             raise DeviceError(f"clock {clock!r} is not one of {choices(CLOCKS)}")
         self.stream, self.duration, self.clock = stream, duration, clock
-        self.dt, self.rate_hz = dt, rate_hz
+        # lockstep: one frame per control tick (None: the shipped robot's control rate)
+        self.dt, self.rate_hz = (1.0 / default_control_hz() if dt is None else dt), rate_hz
         self._slot = LatestFrame(stale_after)
         self._connected = False
         self._sequence = 0

@@ -12,3 +12,4 @@ class TakeError(TeleopError):
     def __init__(self, path, message: str):
         super().__init__(f"{path}: {message}")
         self.path = str(path)
+        self.detail = message          # the message without the path (for lines that name it already)

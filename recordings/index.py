@@ -1,4 +1,9 @@
-"""SQLite index of takes (WAL mode). The HDF5 files are the truth; ``rebuild`` re-reads them all."""
+"""SQLite index of takes (WAL mode): a cache of the HDF5 files, which are the truth.
+
+Each row remembers the file's stamp (inode, mtime, size) when it was read, so opening a store can
+tell which rows are stale (a process killed between writing a file and its row) and re-read only
+those. A schema change just rebuilds the cache from the files.
+"""
 from __future__ import annotations
 
 import json
@@ -10,12 +15,13 @@ from recordings.errors import RecordingsError
 from recordings.takefile import Take
 from teleop.core.errors import choices
 
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS takes (
     take_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, operator TEXT NOT NULL, device TEXT,
     seed_index INTEGER, episode_index INTEGER, status TEXT NOT NULL, reason TEXT, report TEXT,
     score REAL, strict_success INTEGER, ticks INTEGER, duration_s REAL, interrupted INTEGER,
-    created REAL, updated REAL, path TEXT NOT NULL
+    created REAL, updated REAL, path TEXT NOT NULL, file_stamp TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS takes_task ON takes(task_id, status);
 """
@@ -41,6 +47,7 @@ class TakeRow:
     created: float
     updated: float
     path: str
+    file_stamp: str = ""       # the file's stamp when this row was read from it
 
 
 class TakeIndex:
@@ -48,11 +55,26 @@ class TakeIndex:
         self.db_path = Path(db_path)
         self._db: sqlite3.Connection | None = None
 
-    def open(self) -> "TakeIndex":
+    def open(self) -> TakeIndex:
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None)
+        # timeout: several processes share the index; a writer waits for another's short transaction
+        self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None, timeout=60)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(SCHEMA)
+        # The index is a cache of the take files (rebuilt from them): in WAL mode NORMAL cannot
+        # corrupt it and spares an fsync per statement, which froze the window after each verdict.
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("BEGIN IMMEDIATE")       # one process migrates; the others then see version 2
+        try:
+            if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                self._db.execute("DROP TABLE IF EXISTS takes")     # a cache: rebuilt from the files on open
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            for statement in SCHEMA.strip().split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
         return self
 
     def close(self) -> None:
@@ -69,11 +91,15 @@ class TakeIndex:
         row = (meta.take_id, meta.task_id, meta.operator, meta.device, meta.seed_index, meta.episode_index,
                review.status, review.reason, json.dumps(report), score, report.get("strict_success"),
                take.length, take.length / meta.control_hz, int(take.interrupted), meta.created,
-               review.updated or meta.created, str(take.path))
-        self._db.execute("INSERT OR REPLACE INTO takes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+               review.updated or meta.created, str(take.path), take.stamp)
+        self._db.execute("INSERT OR REPLACE INTO takes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
 
     def remove(self, take_id: str) -> None:
         self._db.execute("DELETE FROM takes WHERE take_id = ?", (take_id,))
+
+    def remove_path(self, path) -> None:
+        """Drop the row of the file at ``path`` (if the index points a take id there)."""
+        self._db.execute("DELETE FROM takes WHERE path = ?", (str(path),))
 
     def get(self, take_id: str) -> TakeRow | None:
         rows = self._select("WHERE take_id = ?", (take_id,))

@@ -1,7 +1,8 @@
 """Append-only tick journal: the crash-safe half of a take while it is being recorded.
 
-A journal is a folder ``<take_id>.partial/`` holding ``header.json`` (written atomically before the
-first tick) and ``ticks.bin``: a sequence of records ``[b"TKRC", u32 length, u32 crc32, payload]``.
+A journal is a folder ``<take_id>.partial/`` holding ``owner.lock`` (flocked by the writer for its
+whole life: see :mod:`recordings.locks`), ``header.json`` (written atomically before the first
+tick) and ``ticks.bin``: a sequence of records ``[b"TKRC", u32 length, u32 crc32, payload]``.
 The payload packs one tick's columns in the order and layout the header lists. The writer calls
 ``fsync`` at least once a second, so a crash or ``kill -9`` loses at most the last second; a torn
 record at the tail fails its length or CRC check and is dropped on reading, never misread.
@@ -19,8 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from recordings.errors import TakeError
+from recordings.locks import OWNER_LOCK, OwnerLock, store_lock
 
 MAGIC = b"TKRC"
+HEADER = "header.json"
+TICKS = "ticks.bin"
+DONE = "finished"           # written once <id>.h5 is complete: the journal is only waiting to be removed
 RECORD_HEAD = struct.Struct("<4sII")
 
 
@@ -61,14 +66,23 @@ class JournalWriter:
         self.columns = columns
         self.flush_interval = flush_interval
         self._fh = None
+        self.lock: OwnerLock | None = None
         self._header = {**header, "columns": [[c.name, c.dtype, list(c.shape)] for c in columns]}
         self._last_sync = 0.0
         self.ticks = 0
 
     def open(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=False)
-        atomic_write_text(self.folder / "header.json", json.dumps(self._header))
-        self._fh = open(self.folder / "ticks.bin", "ab")
+        """Create the journal owned by this writer. Folder, owner lock and header appear under the
+        store lock, so recovery (which picks orphans under the same lock) never sees a journal
+        that exists but is not yet owned."""
+        with store_lock(self.folder.parent):
+            self.folder.mkdir(exist_ok=False)
+            self.lock = OwnerLock.try_acquire(self.folder / OWNER_LOCK)
+            if self.lock is None:       # impossible for a folder we just made; never write unowned
+                raise TakeError(self.folder, "could not take the journal's owner lock")
+            self.lock.describe_owner()
+            atomic_write_text(self.folder / HEADER, json.dumps(self._header))
+        self._fh = open(self.folder / TICKS, "ab")
         self._last_sync = time.monotonic()
 
     def append(self, values: dict[str, np.ndarray]) -> None:
@@ -90,10 +104,18 @@ class JournalWriter:
         self._last_sync = time.monotonic()
 
     def close(self) -> None:
+        """Flush and close the tick file; the owner lock stays held (finalising needs it)."""
         if self._fh is not None:
             self.sync()
             self._fh.close()
             self._fh = None
+
+    def release(self) -> None:
+        """Close and give up ownership without finalising, as a crash would: the journal stays on
+        disk and the next store open recovers it as an interrupted take."""
+        self.close()
+        if self.lock is not None:
+            self.lock.release()
 
 
 @dataclass(frozen=True)
@@ -109,13 +131,17 @@ def read_journal(folder: Path) -> JournalContents:
     """Every complete, CRC-valid record; a torn tail is counted and ignored."""
     folder = Path(folder)
     try:
-        header = json.loads((folder / "header.json").read_text())
-        raw = (folder / "ticks.bin").read_bytes() if (folder / "ticks.bin").exists() else b""
-    except (OSError, json.JSONDecodeError) as exc:
+        header = json.loads((folder / HEADER).read_text())
+        raw = (folder / TICKS).read_bytes() if (folder / TICKS).exists() else b""
+    except (OSError, ValueError) as exc:      # ValueError: bad JSON or bytes that are not UTF-8
         raise TakeError(folder, f"unreadable journal header: {exc}") from exc
-    columns = [Column(n, d, tuple(s)) for n, d, s in header.get("columns", [])]
+    try:
+        columns = [Column(n, d, tuple(s)) for n, d, s in header.get("columns", [])]
+        np.dtype([(c.name, c.dtype, c.shape) for c in columns])        # every dtype/shape is valid
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise TakeError(folder / HEADER, f"field 'columns' is malformed: {exc}") from exc
     if not columns:
-        raise TakeError(folder / "header.json", "field 'columns' is missing or empty")
+        raise TakeError(folder / HEADER, "field 'columns' is missing or empty")
     size = sum(c.nbytes for c in columns)
     records, offset = [], 0
     while offset + RECORD_HEAD.size <= len(raw):

@@ -34,12 +34,15 @@ class EpisodeRecorder:
         self.writer: TakeWriter = store.writer(self.meta)
         self._frame_dim = len(frame_columns)
         self._before: tuple | None = None
+        # Scene events are logged by the runtime with simulator ticks; the take counts from its start.
+        self._start_tick = runtime.sim.tick
+        self._events_seen = 0
 
     @property
     def take_id(self) -> str:
         return self.meta.take_id
 
-    def start(self) -> "EpisodeRecorder":
+    def start(self) -> EpisodeRecorder:
         self.writer.open()
         return self
 
@@ -65,6 +68,18 @@ class EpisodeRecorder:
             timing=np.array([timing[k] for k in TIMING]),
             frame=np.zeros(self._frame_dim) if frame is None else frame,
             flags=np.array([bool(flags.get(k, k == "engaged")) for k in FLAGS], np.uint8))
+        self.writer.set_last_obs(self.rt.sim.observation())      # robomimic's next_obs of this tick
+        self._journal_events()
+
+    def _journal_events(self) -> None:
+        """Hand the scene events logged since the last tick to the take (rare: most ticks have none)."""
+        records = self.rt.event_log.records
+        if len(records) < self._events_seen:      # the runtime was reset under us: its log restarted
+            self._events_seen = 0
+        new = records[self._events_seen:]
+        self._events_seen = len(records)
+        self.writer.add_events([{**r.to_json(), "tick": r.tick - self._start_tick} for r in new
+                                if r.tick >= self._start_tick])
 
     def finish(self) -> Take:
         """Make the take final (atomic) and index it."""

@@ -2,54 +2,59 @@
 
 Layout: ``<root>/takes/*.h5`` (finished takes), ``<root>/takes/*.partial/`` (journals being
 recorded, or left by a crash), ``<root>/trash/`` (deleted takes: recoverable, never silently
-removed), ``<root>/index.sqlite``.
+removed), ``<root>/quarantine/`` (files the store cannot use, each with a reason file),
+``<root>/index.sqlite``.
+
+Many processes may use one store at once (recorders, ``teleop validate``/``export``, the app):
+a recording's journal belongs to its writer until it is finished; opening the store recovers only
+journals whose writer is gone and repairs the index from the files (:mod:`recordings.store_repair`).
 """
 from __future__ import annotations
 
 import logging
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from recordings import faults
 from recordings.errors import TakeError
 from recordings.index import TakeIndex, TakeRow
+from recordings.locks import store_lock
+from recordings.quarantine import QUARANTINE, Quarantined, quarantine
+from recordings.store_repair import OpenReport, reconcile, recover
 from recordings.take import TakeWriter
-from recordings.takefile import STATUSES, Review, Take, TakeMeta, read_take, recover_interrupted, update_review
+from recordings.takefile import STATUSES, Review, Take, TakeMeta, read_take, update_review
 
 log = logging.getLogger(__name__)
 
-
-@dataclass
-class OpenReport:
-    recovered: list[Path] = field(default_factory=list)      # interrupted takes found and kept
-    unreadable: list[tuple[Path, str]] = field(default_factory=list)
+__all__ = ["OpenReport", "TakeStore"]
 
 
 class TakeStore:
     def __init__(self, root: Path):
-        self.root = Path(root)
+        self.root = Path(root).absolute()      # rows hold absolute paths: any process, any cwd
         self.takes_dir = self.root / "takes"
         self.trash_dir = self.root / "trash"
+        self.quarantine_dir = self.root / QUARANTINE
         self.index = TakeIndex(self.root / "index.sqlite")
+        self.open_report = OpenReport()           # what the last open() found and repaired
 
     def open(self) -> OpenReport:
-        """Create folders, open the index, recover crashed recordings and index them."""
+        """Create folders, open the index, recover orphaned journals, repair the index."""
         self.takes_dir.mkdir(parents=True, exist_ok=True)
         self.trash_dir.mkdir(exist_ok=True)
         self.index.open()
-        report = OpenReport(recovered=recover_interrupted(self.takes_dir))
-        self._index_missing(report)
+        report = OpenReport()
+        recover(self.takes_dir, self.quarantine_dir, report)
+        reconcile(self.index, self.takes_dir, self.quarantine_dir, report)
+        self.open_report = report
         return report
 
-    def _index_missing(self, report: OpenReport) -> None:
-        """Index take files the index does not know (e.g. finished just before a crash)."""
-        known = {Path(r.path).name for r in self.index.query()}
-        for path in sorted(self.takes_dir.glob("*.h5")):
-            if path.name not in known:
-                try:
-                    self.index.upsert(read_take(path))
-                except TakeError as exc:
-                    report.unreadable.append((path, str(exc)))
+    def repair(self) -> OpenReport:
+        """What :meth:`open` does after the index is open (e.g. before a long batch)."""
+        report = OpenReport()
+        recover(self.takes_dir, self.quarantine_dir, report)
+        reconcile(self.index, self.takes_dir, self.quarantine_dir, report)
+        return report
 
     def close(self) -> None:
         self.index.close()
@@ -62,11 +67,23 @@ class TakeStore:
         self.close()
 
     def rebuild_index(self) -> OpenReport:
-        """Drop the index and re-read every take file; unreadable files are reported, not fatal."""
+        """Drop the index and re-read every take file; unreadable files are reported and
+        quarantined, not fatal."""
         report = OpenReport()
         self.index.clear()
-        self._index_missing(report)
+        reconcile(self.index, self.takes_dir, self.quarantine_dir, report)
         return report
+
+    def quarantine(self, path: Path, reason: str) -> Quarantined | None:
+        """Move an unusable file out of the way (with a reason file); None if it is already gone."""
+        path = Path(path)
+        row = next((r for r in self.index.query() if r.path == str(path)), None)
+        moved = quarantine(path, self.quarantine_dir, reason)
+        if moved is None:
+            return None
+        self.index.remove_path(path)
+        return Quarantined(path, moved, reason, row.take_id if row else None, row.status if row else None,
+                           row.task_id if row else None)
 
     def writer(self, meta: TakeMeta, flush_interval: float = 0.5) -> TakeWriter:
         return TakeWriter(self.takes_dir, meta, flush_interval)
@@ -93,7 +110,8 @@ class TakeStore:
         if status not in STATUSES:
             raise TakeError(self.path(take_id), f"status {status!r} is not one of {', '.join(STATUSES)}")
         path = self.path(take_id)
-        update_review(path, Review(status, reason, report or {}))
+        update_review(path, Review(status, reason, report or {}))    # atomic: the old or the new file
+        faults.checkpoint("review_written")     # a kill here leaves the row stale: open() repairs it
         self.index.upsert(read_take(path))
         return self.index.get(take_id)
 
@@ -109,7 +127,8 @@ class TakeStore:
         """Move a take to the trash (recoverable with :meth:`restore`)."""
         path = self.path(take_id)
         target = self.trash_dir / path.name
-        shutil.move(str(path), target)
+        with store_lock(self.takes_dir):     # never while the file is being replaced
+            shutil.move(str(path), target)
         self.index.remove(take_id)
         log.info("moved take %s to %s", take_id, target)
         return target

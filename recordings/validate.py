@@ -1,9 +1,16 @@
-"""Re-validation: replay a take's actions from its serialised initial state and re-score it.
+"""Re-validation: replay a take's actions from its serialised initial state, compare, re-score.
 
-A take passes only if the replay reaches strict success 1 (every subtask's effective completion).
-The report also says how far the replay diverged from the recorded states (robot joints, objects),
-so a take recorded with a different build, or tampered with, is explained, not just failed.
-Runs in-process (:func:`validate_take`) or in a child process (:func:`validate_in_process`).
+A take passes only when all of these hold, and the report names each one that does not:
+
+* every array has its declared shape and is finite, indexes are in range (:mod:`recordings.checks`);
+* the actions lie within the actuators' control ranges;
+* replaying the actions from the initial state reproduces the recording: bit for bit on the build
+  the take was recorded on, within a stated tolerance on another (:mod:`recordings.replay_check`;
+  the report records both builds and which rule applied);
+* the replay re-achieves the goal (strict success 1).
+
+The report also carries the take's digest, so an export can tell the take is still the one that
+was checked. Runs in-process (:func:`validate_take`) or in a child process (:func:`validate_in_process`).
 """
 from __future__ import annotations
 
@@ -12,12 +19,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
-
+from recordings.build import build_of, current_build, describe, same_build
+from recordings.checks import array_problems, range_problems, take_digest
 from recordings.errors import TakeError
+from recordings.replay_check import replay_compare
 from recordings.takefile import Take, read_take
 from teleop.core.errors import TeleopError
-from teleop.sim import HEADER
 
 
 @dataclass(frozen=True)
@@ -34,40 +41,23 @@ class ValidationReport:
     max_object_error: float = 0.0                       # m / rad, every other qpos entry
     ticks: int = 0
     seconds: float = 0.0
+    problems: list = field(default_factory=list)        # every reason it failed, one line each
+    unreadable: bool = False                            # the file itself could not be read
+    comparison: str = ""                                # "bit-exact (same build)" or the tolerance used
+    tolerance: float = 0.0
+    build: dict = field(default_factory=dict)           # this validation's build
+    take_build: dict = field(default_factory=dict)      # the build the take was recorded on
+    divergence_tick: int | None = None                  # first tick where the replay differs
+    max_obs_error: float = 0.0
+    digest: str = ""                                    # recordings.checks.take_digest of the take
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _qpos(state: np.ndarray, nq: int) -> np.ndarray:
-    """qpos inside a serialised state (header, then mjSTATE_INTEGRATION: time, qpos, ...)."""
-    return state[HEADER + 1: HEADER + 1 + nq]
-
-
 def _fail(take: Take | None, path, reason: str, **kw) -> ValidationReport:
     take_id = take.meta.take_id if take is not None else Path(path).stem
-    return ValidationReport(take_id, str(path), False, reason, **kw)
-
-
-def _replay(rt, take: Take) -> tuple[float, float, int]:
-    """Step the recorded actions; returns (max joint error, max object error, ticks replayed)."""
-    sim = rt.sim
-    robot = np.zeros(sim.model.nq, bool)
-    robot[sim.qpos_idx] = True
-    joint_err = object_err = 0.0
-    actions, states = take.arrays["actions"], take.arrays["states"]
-    ticks = 0
-    for t, action in enumerate(actions):
-        rt.step(action.astype(np.float64))
-        ticks += 1
-        if t + 1 < len(states):
-            diff = np.abs(sim.data.qpos - _qpos(states[t + 1], sim.model.nq))
-            joint_err = max(joint_err, float(diff[robot].max()))
-            if (~robot).any():
-                object_err = max(object_err, float(diff[~robot].max()))
-        if rt.done:
-            break
-    return joint_err, object_err, ticks
+    return ValidationReport(take_id, str(path), False, reason, problems=kw.pop("problems", [reason]), **kw)
 
 
 def task_runtime(task_id: str, horizon: int | None = None):
@@ -84,26 +74,49 @@ def validate_take(path: Path, runtime_for=task_runtime) -> ValidationReport:
     cross into a child process).
     """
     start = time.perf_counter()
-    take = None
     try:
         take = read_take(path)
-        if not np.all(np.isfinite(take.arrays["actions"])):
-            return _fail(take, path, "actions contain NaN or infinite values")
+    except TakeError as exc:
+        return _fail(None, path, str(exc), unreadable=True, seconds=time.perf_counter() - start)
+    builds = {"build": current_build(), "take_build": build_of(take.meta.software), "digest": take_digest(take)}
+    problems = array_problems(take)
+    if problems:
+        return _fail(take, path, "; ".join(problems), problems=problems, seconds=time.perf_counter() - start,
+                     **builds)
+    try:
         rt = runtime_for(take.meta.task_id, horizon=max(take.length, 1))
         if rt.task.scene.fingerprint != take.meta.model_fingerprint:
             return _fail(take, path, f"recorded under another model ({take.meta.model_fingerprint}); task "
-                                     f"{take.meta.task_id!r} now builds {rt.task.scene.fingerprint}")
+                                     f"{take.meta.task_id!r} now builds {rt.task.scene.fingerprint}", **builds)
+        problems = range_problems(take.arrays["actions"], rt.sim.ctrl_low, rt.sim.ctrl_high,
+                                  rt.sim.scene.layout.action_joints)
+        names = tuple(s.name for s in rt.spec.subtasks)
+        if names != take.meta.subtask_names:
+            problems.append(f"the take names subtasks {list(take.meta.subtask_names)}; task {take.meta.task_id!r} "
+                            f"has {list(names)}")
+        if problems:
+            return _fail(take, path, "; ".join(problems), problems=problems, **builds)
         rt.restore(take.initial_state)
-        joint_err, object_err, ticks = _replay(rt, take)
+        exact = same_build(take.meta.software)
+        cmp = replay_compare(rt, take, exact)
         result = rt.result()
     except (TakeError, TeleopError) as exc:
-        return _fail(take, path, str(exc), seconds=time.perf_counter() - start)
+        return _fail(take, path, str(exc), seconds=time.perf_counter() - start, **builds)
+    rule = ("bit-exact (same build: " + describe(builds["build"]) + ")" if exact else
+            f"within {cmp.tolerance:g} (recorded on {describe(builds['take_build'])}, "
+            f"replayed on {describe(builds['build'])})")
+    if result.strict_success != 1:
+        problems.append(_failure_reason(result))
+    if cmp.divergence_tick is not None:
+        problems.append(f"replay does not reproduce the recording {rule}: at tick {cmp.divergence_tick}, "
+                        f"{cmp.divergence}")
     latch = {s.name: s.latch_step for s in result.subtasks}
-    passed = result.strict_success == 1
-    reason = "strict success on replay" if passed else _failure_reason(result)
-    return ValidationReport(take.meta.take_id, str(path), passed, reason, result.strict_success,
-                            float(result.progress), latch, result.first_failure_step, joint_err, object_err,
-                            ticks, time.perf_counter() - start)
+    reason = "; ".join(problems) if problems else f"strict success on replay; recording reproduced {rule}"
+    return ValidationReport(take.meta.take_id, str(path), not problems, reason, result.strict_success,
+                            float(result.progress), latch, result.first_failure_step, cmp.max_joint_error,
+                            cmp.max_object_error, cmp.ticks, time.perf_counter() - start, problems,
+                            comparison=rule, tolerance=cmp.tolerance, divergence_tick=cmp.divergence_tick,
+                            max_obs_error=cmp.max_obs_error, **builds)
 
 
 def _failure_reason(result) -> str:

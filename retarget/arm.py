@@ -119,7 +119,9 @@ class ArmSolver:
         self.rest = self.q.copy()                 # the posture the redundancy is settled toward
         self.chain.fk(self.q)
         self.shoulder = self.chain.body_frame(cfg.shoulder_body.format(side=side))[0]
-        self._key, self._args = None, None
+        self._key: bytes | None = None                          # the point _val was computed at
+        self._val: tuple[float, np.ndarray] = (0.0, np.zeros(0))
+        self._args: tuple | None = None                         # the solve's (p_star, R_star, x_prev)
         self.direct_slsqp = True           # False: through scipy.optimize.minimize (same SLSQP, slower)
         self.goal: np.ndarray | None = None      # a better configuration the arm is moving to
         self._last_target = None

@@ -94,7 +94,8 @@ class BimanualRetargeter:
         self.rot = np.asarray(cfg.operator_rotation, float)
         self.offset = np.asarray(cfg.workspace_offset, float)
         self.arms, self.hands, self.idx, self.filters = {}, {}, {}, {}
-        self.dt, self._last_time = scene.control_dt, None
+        self.dt = scene.control_dt
+        self._last_time: float | None = None
         self.last = np.array([ready.get(n, 0.0) for n in layout.action_joints])
         hand_model = cfg.hand.load_model(model)
         for side in SIDES:

@@ -21,6 +21,7 @@ import numpy as np
 from retarget.filters import OneEuro
 from retarget.hand import HandSolver
 from retarget.urdf import hand_urdf
+from teleop.robot import default_control_hz
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,11 @@ def dex_available() -> bool:
 
 
 def run_ours(solver: HandSolver, targets: np.ndarray, q0: np.ndarray, prefilter: OneEuro | None = None,
-             dt: float = 0.04) -> StreamRun:
+             dt: float | None = None) -> StreamRun:
     """Our solver over targets (T, 21, 3), warm-started from q0 (n,); optionally behind our input
-    filter (as in :class:`~retarget.bimanual.BimanualRetargeter`), whose time is then included."""
+    filter (as in :class:`~retarget.bimanual.BimanualRetargeter`), whose time is then included.
+    ``dt``: the filter's step, one control tick (None: the shipped robot's control rate)."""
+    dt = 1.0 / default_control_hz() if dt is None else dt
     solver.reset(q0)
     if prefilter is not None:
         prefilter.reset()

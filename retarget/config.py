@@ -12,13 +12,13 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
-import yaml
 
 from retarget.filters import FilterConfig
 from retarget.kin import PointSpec
 from retarget.separation import SeparationConfig
 from retarget.nodes import N_NODES, NODE_NAMES, SIDES
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -229,10 +229,7 @@ def _make(cls, raw, at: str, **extra):
 
 
 def _read(path) -> dict:
-    try:
-        return yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read retarget config: {exc}") from exc
+    return load_yaml(path, "retarget config")
 
 
 def load_hand_config(path: str | Path) -> HandConfig:

@@ -52,7 +52,9 @@ class OneEuro:
 
     def __init__(self, cfg: FilterConfig, speed_scale: float = 1.0):
         self.cfg, self.scale = cfg, speed_scale
-        self.x = self.dx = self.valid = None
+        self.x: np.ndarray | None = None           # (N, D) filtered value
+        self.dx: np.ndarray | None = None          # (N, D) filtered derivative
+        self.valid: np.ndarray | None = None       # (N,) rows with filter state
 
     def reset(self) -> None:
         self.x = self.dx = self.valid = None
@@ -66,6 +68,7 @@ class OneEuro:
         if self.x is None or self.x.shape != x.shape:
             self.x, self.dx, self.valid = x.copy(), np.zeros(x.shape), rows.copy()
             return x.copy()
+        assert self.dx is not None and self.valid is not None     # set together with self.x
         cfg = self.cfg
         if tracked is None and self.valid.all():            # the common case, without row bookkeeping
             self.dx += _alpha(cfg.d_cutoff_hz, dt) * ((x - self.x) / dt - self.dx)

@@ -273,7 +273,7 @@ class HandSolver:
         r = self.residual(u, A, Bw)
         f = r @ r + reg * np.sum((u - prior) ** 2)
         f_start, status, it = f, "iteration_cap", 0
-        for it in range(1, (iterations or cfg.iterations) + 1):
+        for it in range(1, (iterations or cfg.iterations) + 1):  # noqa: B007 - the count is read after the loop
             Jr = self.residual_jacobian(A)
             g = Jr.T @ r + reg * (u - prior)                   # half the gradient
             free = ~(((u <= self.lo) & (g > 0)) | ((u >= self.hi) & (g < 0)))

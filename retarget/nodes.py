@@ -15,16 +15,14 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import yaml
 
+from teleop.core.conventions import FINGERTIP_NODES, NODE_NAMES, NUM_NODES, SIDES
 from teleop.core.errors import ConfigError, TeleopError, choices
+from teleop.core.yamlio import load_yaml
 
-NODE_NAMES = ("wrist", "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip",
-              *(f"{d}_{n}" for d in ("index", "middle", "ring", "little") for n in ("mcp", "pip", "dip", "tip")))
-N_NODES = 21
+N_NODES = NUM_NODES
 N_WEBXR = 25
-TIPS = (4, 8, 12, 16, 20)                     # thumb, index, middle, ring, little tips
-SIDES = ("left", "right")
+TIPS = FINGERTIP_NODES                        # thumb, index, middle, ring, little tips
 NODE_MAP_FILE = Path(__file__).parent / "configs" / "webxr_nodes.yaml"
 
 
@@ -35,12 +33,12 @@ class RetargetInputError(TeleopError):
 @lru_cache(maxsize=4)
 def load_node_map(path: str | Path = NODE_MAP_FILE) -> tuple[np.ndarray, np.ndarray]:
     """(webxr_to_nodes (21, 25), nodes_to_webxr (25, 21)) from the YAML data file."""
+    raw = load_yaml(path, "node map")
     try:
-        raw = yaml.safe_load(Path(path).read_text())
         fwd = np.asarray(raw["webxr_to_nodes"], float)
         inv = np.asarray(raw["nodes_to_webxr"], float)
         names = tuple(raw["nodes"])
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read the node map: {exc}") from exc
     if fwd.shape != (N_NODES, N_WEBXR) or inv.shape != (N_WEBXR, N_NODES):
         raise ConfigError(f"{path}: webxr_to_nodes must be (21, 25) and nodes_to_webxr (25, 21), "

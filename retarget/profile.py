@@ -7,6 +7,7 @@ or tilting the head does not move the shoulder anchors.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import yaml
 
 from retarget.nodes import SIDES, RetargetInputError
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 
 POSES = {"t_pose": {"left": (0.0, 1.0, 0.0), "right": (0.0, -1.0, 0.0)},
          "arms_forward": {"left": (1.0, 0.0, 0.0), "right": (1.0, 0.0, 0.0)}}
@@ -54,18 +56,14 @@ class OperatorProfile:
         Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
 
     @classmethod
-    def load(cls, path: str | Path) -> "OperatorProfile":
-        try:
-            raw = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: cannot read operator profile: {exc}") from exc
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{path}: an operator profile must be a mapping")
+    def load(cls, path: str | Path) -> OperatorProfile:
+        raw = load_yaml(path, "operator profile")
         valid = [f.name for f in dataclasses.fields(cls)]
         unknown = [k for k in raw if k not in valid]
         if unknown:
             raise ConfigError(f"{path}: unknown field {unknown[0]!r}; valid: {choices(valid)}")
-        kwargs = {k: tuple(float(x) for x in v) if isinstance(v, list) else v for k, v in raw.items()}
+        kwargs: dict[str, Any] = {k: tuple(float(x) for x in v) if isinstance(v, list) else v
+                                  for k, v in raw.items()}
         try:
             return cls(**kwargs)
         except ConfigError as exc:
@@ -117,6 +115,11 @@ def _fit_side(samples, side):
     return sol[:3], float(sol[3])
 
 
+def _vec3(v) -> tuple[float, float, float]:
+    x, y, z = (float(c) for c in v)
+    return x, y, z
+
+
 def calibrate(samples: list[CalibrationSample], name: str = "calibrated") -> OperatorProfile:
     """Fit a profile from held poses (e.g. one T-pose and one arms-forward sample, arms straight)."""
     for i, s in enumerate(samples):
@@ -129,15 +132,15 @@ def calibrate(samples: list[CalibrationSample], name: str = "calibrated") -> Ope
     reach = float(np.mean([fits[s][1] for s in SIDES]))
     with_elbows = [s for s in samples if s.elbows]
     if with_elbows:
-        upper = np.mean([np.linalg.norm(yaw_frame(s.head_rot).T @ (np.asarray(s.elbows[side]) - s.head_pos)
-                                        - fits[side][0]) for s in with_elbows for side in SIDES])
-        forearm = np.mean([np.linalg.norm(np.asarray(s.wrists[side]) - s.elbows[side])
-                           for s in with_elbows for side in SIDES])
+        elbows = [(s, s.elbows) for s in with_elbows if s.elbows]          # (narrowed for the type checker)
+        upper = float(np.mean([np.linalg.norm(yaw_frame(s.head_rot).T @ (np.asarray(e[side]) - s.head_pos)
+                                              - fits[side][0]) for s, e in elbows for side in SIDES]))
+        forearm = float(np.mean([np.linalg.norm(np.asarray(s.wrists[side]) - e[side])
+                                 for s, e in elbows for side in SIDES]))
     else:
         upper, forearm = UPPER_ARM_FRACTION * reach, (1 - UPPER_ARM_FRACTION) * reach
-    hands = [finger_length(s.hands[side]) for s in samples if s.hands for side in SIDES if side in s.hands]
+    hands = [finger_length(h[side]) for h in (s.hands for s in samples) if h for side in SIDES if side in h]
     hand_length = float(np.median(hands)) if hands else DEFAULT_PROFILE.hand_length
     return OperatorProfile(name=name, upper_arm=float(upper), forearm=float(forearm),
-                           shoulder_left=tuple(float(v) for v in fits["left"][0]),
-                           shoulder_right=tuple(float(v) for v in fits["right"][0]),
+                           shoulder_left=_vec3(fits["left"][0]), shoulder_right=_vec3(fits["right"][0]),
                            hand_length=hand_length)

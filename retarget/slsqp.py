@@ -10,7 +10,8 @@ slower); ``tests/test_retarget_arm.py`` checks both paths agree.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import minimize

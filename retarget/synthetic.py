@@ -11,7 +11,7 @@ import mujoco
 import numpy as np
 
 from retarget.bimanual import BimanualRetargeter, HandInput, OperatorInput
-from retarget.nodes import SIDES
+from teleop.core.conventions import SIDES
 
 HEAD_POS = np.array([0.0, 0.0, 1.60])
 
@@ -54,7 +54,7 @@ class RobotToHuman:
 def smooth_trajectory(scene, ticks: int, rng, amplitude: float = 0.25, hz: float = 0.3) -> np.ndarray:
     """(ticks, 58) smooth joint trajectories around the ready pose, inside the joint ranges.
 
-    Each joint is a sum of three sinusoids (random phases, frequencies up to ``hz`` at 25 Hz ticks);
+    Each joint is a sum of three sinusoids (random phases, frequencies up to ``hz``, sampled at control ticks);
     hand joints swing over ``amplitude`` of their range, arm joints over a quarter of that in rad.
     """
     layout, model = scene.layout, scene.model

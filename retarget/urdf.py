@@ -126,7 +126,7 @@ def hand_urdf(model: mujoco.MjModel, cfg: HandConfig, side: str, path: str | Pat
             body, T = model.body(spec.body).id, _tf(spec.offset)
         if body not in links:
             raise ConfigError(f"urdf export: keypoint {i} is not on the hand below {root_name!r}")
-        kp = f"{side}_kp{i:02d}_{(spec.site or spec.body).replace(':', '_')}"
+        kp = f"{side}_kp{i:02d}_{str(spec.site or spec.body).replace(':', '_')}"
         w.link(kp)
         w.joint(f"{kp}__frame", "fixed", links[body], kp, T)
         kp_links.append(kp)

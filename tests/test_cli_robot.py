@@ -44,7 +44,8 @@ def _write(tmp_path, mutate):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda r: r["physics"].update(integrator="verlet"), r"physics.integrator: 'verlet' is not one of .*'implicitfast'"),
+    (lambda r: r["physics"].update(integrator="verlet"),
+     r"physics.integrator: 'verlet' is not one of .*'implicitfast'"),
     (lambda r: r["arm"]["links"][0].pop("kp"), r": arm.links\[0\]: missing field 'kp'"),
     (lambda r: r["hand"].update(colour=1), r": hand: unknown field 'colour'; valid fields are"),
     (lambda r: r["arm"].update(home=[0] * 7), r"arm.home\[3\] = 0 is outside the joint range"),

@@ -237,3 +237,38 @@ def test_lerobot_streaming_encoder_internals_export_relies_on_are_pinned(tmp_pat
         writer = None
     with pytest.raises(TeleopError, match="no longer has writer._streaming_encoder._frame_queues"):
         streaming_encoder_internals(Renamed())
+
+
+def test_multi_task_stats_json_is_exact_and_lerobot_normalises_within_it(exported):
+    """The mixture in meta/stats.json (what lerobot's training reads) and every task in
+    bidex_stats.json are exact over all frames: no averaged per-episode quantiles."""
+    from test_dataset_stats import _frames, assert_exact_and_safe, assert_lerobot_normalises_within
+    _, root, takes = exported
+    ds = LeRobotDataset(REPO, root=root)
+    assert_exact_and_safe(ds.meta.stats, _frames(ds))
+    assert_lerobot_normalises_within(ds)
+    side = json.loads((root / "meta" / "bidex_stats.json").read_text())
+    for task in ("pick_cube", "stack"):
+        mine = [t for t in takes if t.meta.task_id == task]
+        frames = {"action": np.concatenate([t.arrays["actions"] for t in mine]),
+                  "observation.state": np.concatenate([t.arrays["obs"] for t in mine])}
+        assert_exact_and_safe(side["tasks"][task], frames)
+
+
+def test_observation_poses_are_the_forward_kinematics_of_the_recorded_states(exported):
+    """Every exported observation.state equals the observation of its recorded state, the wrist
+    poses included (they were once a physics substep behind the joints)."""
+    _, root, takes = exported
+    ds = LeRobotDataset(REPO, root=root)
+    exported_obs = _frames_of(ds, "observation.state")
+    start = 0
+    for take in takes:
+        sim = Sim(scene_from_take(take))
+        for t, state in enumerate(take.arrays["states"]):
+            sim.set_state(state)
+            np.testing.assert_array_equal(exported_obs[start + t], sim.observation())
+        start += take.length
+
+
+def _frames_of(ds, key: str) -> np.ndarray:
+    return np.stack([np.asarray(v, np.float32) for v in ds.hf_dataset[key]])

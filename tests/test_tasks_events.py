@@ -60,7 +60,8 @@ def test_passes_over_the_cups_swap_their_colours(swap_task):
     rt = TaskRuntime(swap_task)
     rt.reset(0, 0)
     g = Goal(rt)
-    colours = lambda: (rt.world.current_colour(rt.sim.data, "cup_a"), rt.world.current_colour(rt.sim.data, "cup_b"))
+    def colours():
+        return rt.world.current_colour(rt.sim.data, "cup_a"), rt.world.current_colour(rt.sim.data, "cup_b")
     assert colours() == ("red", "blue")
     rt.world.events["passes"].realize(g, 1)
     assert colours() == ("blue", "red")

@@ -14,7 +14,8 @@ CUBE = {"kind": "box", "size": [0.02, 0.02, 0.02], "mass": 0.05}
 
 def _spec(subtasks, ordered=False, **extra):
     objects = [dict(CUBE, name=n, spawn={"center": [0.45, y]}) for n, y in (("a", 0.25), ("b", 0.0), ("c", -0.25))]
-    objects.append({"name": "bowl", "kind": "container", "inner": [0.07], "depth": 0.05, "spawn": {"center": [0.68, 0.0]}})
+    objects.append({"name": "bowl", "kind": "container", "inner": [0.07], "depth": 0.05,
+                    "spawn": {"center": [0.68, 0.0]}})
     raw = {"id": "hand_built", "axis": "generalization", "instruction": "test", "ordered": ordered,
            "objects": objects, "subtasks": subtasks, **extra}
     return parse_spec(raw, "hand_built.yaml")
@@ -118,8 +119,8 @@ def test_effective_completion_formula_matches_by_hand():
     g.put_on_table("a")
     g.lift("c", 0.1)
     g.commit()
-    l, m, h, v = np.array([1, 1, 1]), np.array([1, 0, 0]), np.array([0, 1, 0]), np.array([0, 0, 1])
-    e = l * (1 - m + m * h) * (1 - v)
+    latched, m, h, v = np.array([1, 1, 1]), np.array([1, 0, 0]), np.array([0, 1, 0]), np.array([0, 0, 1])
+    e = latched * (1 - m + m * h) * (1 - v)
     np.testing.assert_array_equal(rt.scorer.effective(), e)
     res = rt.result()
     assert res.progress == float(np.dot([20, 30, 50], e)) == 30.0 and res.strict_success == int(np.prod(e))

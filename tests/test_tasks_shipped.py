@@ -14,7 +14,7 @@ TASKS = [p.stem for p in spec_paths()]
 SETTLE_TICKS = 50          # 2 s of physics holding the ready pose
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _task(task_id):
     return build_task(task_id)
 

@@ -110,14 +110,16 @@ def test_shipped_tasks_match_the_catalog_quotas():
         pytest.skip("reference catalog not available")
     for s in specs:
         t = ref[s.id]
-        assert (s.axis, s.instruction, s.ordered, len(s.subtasks)) == (t["axis"], t["instruction"], t["ordered"], t["K"])
+        assert (s.axis, s.instruction, s.ordered, len(s.subtasks)) == \
+            (t["axis"], t["instruction"], t["ordered"], t["K"])
         assert s.demos == t["demos"]                    # the collection target the UI shows
         assert [(x.name, x.weight, x.must_hold, x.latch_violation) for x in s.subtasks] == \
             [(x["name"], x["weight"], x["must_hold"], x["latch_violation"]) for x in t["subtasks"]]
         sched = t["language_schedule"]
         assert (s.language_schedule is None) == (sched is None)
         if sched:
-            assert [(g.text, g.until_step) for g in s.language_schedule] == [(g["text"], g.get("until_step")) for g in sched]
+            assert [(g.text, g.until_step) for g in s.language_schedule] == \
+                [(g["text"], g.get("until_step")) for g in sched]
 
 
 def test_cli_list_json(capsys):

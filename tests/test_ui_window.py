@@ -107,7 +107,7 @@ def test_collect_review_accept_validate_export(make_window, qtbot, tmp_path):
     win = make_window()
     win.task_panel.picker.select(TASK)
     qtbot.waitUntil(lambda: win.station.snapshot().task_id == TASK, timeout=20000)
-    win.device_panel.choice.setCurrentIndex(0)                     # synthetic operator
+    win.device_panel.choice.setCurrentIndex(win.device_panel.choice.findData("synthetic"))
     qtbot.mouseClick(win.device_panel.connect_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: win.station.snapshot().connected, timeout=10000)
     qtbot.keyClick(win, Qt.Key.Key_Space)                           # record
@@ -125,7 +125,7 @@ def test_collect_review_accept_validate_export(make_window, qtbot, tmp_path):
     qtbot.keyClick(win, Qt.Key.Key_Space)                           # stop: instant replay
     qtbot.waitUntil(lambda: win._reviewing, timeout=10000)
     assert len(win.record_panel.timeline.marks) == 2                # latch marks on the timeline
-    qtbot.mouseClick(win.record_panel.play_button, Qt.MouseButton.LeftButton)
+    assert win.review.playing                                       # review plays by itself: no click
     qtbot.waitUntil(lambda: win.review.replayer.tick > 20, timeout=10000)
     _shot(win, "reviewing")
     take_id = win.review.take.meta.take_id
@@ -168,6 +168,7 @@ def test_interrupted_take_is_recovered_and_shown_on_start(make_window, qtbot, tm
     store.open()
     writer, _ = record_take(store, Sim(scene), ticks=12, finish=False)
     writer.journal.sync()                 # the process "dies" here: a journal, no final file
+    writer.journal.release()              # ... and the kernel drops its owner lock, as it would
     store.close()
     win = make_window(root)
     assert len(win.open_report.recovered) == 1

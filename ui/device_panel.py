@@ -4,6 +4,7 @@ QR code to scan."""
 from __future__ import annotations
 
 import io
+from html import escape
 
 import qrcode
 from PyQt6.QtCore import Qt, pyqtSignal
@@ -11,30 +12,32 @@ from PyQt6.QtGui import QPixmap
 from PyQt6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                              QPushButton, QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
 
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
+from ui.station_state import LINKS
 
 FORM_SPIN_RANGE = (-1_000_000, 1_000_000)     # spin boxes must not clip any option a config allows
 
 
 def option_widget(option):
-    """An input widget for one device option, holding its default: (widget, read() -> value)."""
+    """An input widget for one device option, holding its default: (widget, read() -> value,
+    write(value))."""
     if option.type is bool:
         w = QCheckBox()
         w.setChecked(bool(option.default))
-        return w, w.isChecked
+        return w, w.isChecked, lambda v: w.setChecked(bool(v))
     if option.type is int:
         w = QSpinBox()
         w.setRange(*FORM_SPIN_RANGE)
         w.setValue(int(option.default or 0))
-        return w, w.value
+        return w, w.value, lambda v: w.setValue(int(v))
     if option.type is float:
         w = QDoubleSpinBox()
         w.setRange(*FORM_SPIN_RANGE)
         w.setDecimals(3)
         w.setValue(float(option.default or 0.0))
-        return w, w.value
+        return w, w.value, lambda v: w.setValue(float(v))
     w = QLineEdit("" if option.default is None else str(option.default))
-    return w, lambda: w.text().strip() or None
+    return w, lambda: w.text().strip() or None, lambda v: w.setText("" if v is None else str(v))
 
 
 class DeviceForm(QWidget):
@@ -44,18 +47,28 @@ class DeviceForm(QWidget):
         super().__init__(parent)
         layout = QFormLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.readers = {}
+        self.readers, self.writers = {}, {}
         for option in config.options():
-            widget, read = option_widget(option)
+            widget, read, write = option_widget(option)
             widget.setToolTip(option.help)
             layout.addRow(option.name.replace("_", " "), widget)
-            self.readers[option.name] = read
+            self.readers[option.name], self.writers[option.name] = read, write
 
     def values(self) -> dict:
         values = {name: read() for name, read in self.readers.items()}
         return {k: v for k, v in values.items() if v is not None}
 
-def qr_pixmap(text: str, size: int = 180) -> QPixmap:
+    def set_values(self, values: dict) -> None:
+        """Fill the form (a restored session); unknown names are ignored, bad values skipped."""
+        for name, value in values.items():
+            if name in self.writers:
+                try:
+                    self.writers[name](value)
+                except (TypeError, ValueError):
+                    pass
+
+
+def qr_pixmap(text: str, size: int = 140) -> QPixmap:
     image = qrcode.make(text, border=2)
     buf = io.BytesIO()
     image.save(buf, format="PNG")
@@ -91,6 +104,11 @@ class DevicePanel(QWidget):
         self.headset.setWordWrap(True)
         self.headset.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.qr = QLabel()
+        self.fault = QLabel()               # what went wrong, why, what to try: right here, not a status bar
+        self.fault.setWordWrap(True)
+        self.fault.setStyleSheet("QLabel { background: #ffebee; color: #b71c1c; padding: 6px; border-radius: 4px; }")
+        self.fault.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.fault.hide()
         self._build(calibrate)
 
     def _build(self, calibrate) -> None:
@@ -108,6 +126,7 @@ class DevicePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addLayout(buttons)
+        layout.addWidget(self.fault)
         layout.addWidget(calibrate)
         layout.addLayout(status)
         layout.addWidget(self.headset)
@@ -116,6 +135,29 @@ class DevicePanel(QWidget):
 
     def device_name(self) -> str:
         return self.choice.currentData()
+
+    def select(self, name: str, options: dict | None = None) -> bool:
+        """Show device ``name`` with ``options`` in its form (a restored session)."""
+        index = self.choice.findData(name)
+        if index < 0:
+            return False
+        self.choice.setCurrentIndex(index)
+        if options:
+            self.form_of[name].set_values(options)
+        return True
+
+    def options(self) -> dict:
+        return self.form_of[self.device_name()].values()
+
+    def show_fault(self, fault) -> None:
+        """A ``DeviceFault`` (None: hide)."""
+        if fault is None:
+            self.fault.hide()
+            return
+        text = f"<b>{escape(fault.what)}</b><br>{escape(fault.why)}<br><i>Try:</i> {escape(fault.hint)}"
+        if text != self.fault.text():
+            self.fault.setText(text)
+        self.fault.show()
 
     def _connect(self) -> None:
         name = self.device_name()
@@ -145,8 +187,11 @@ class DevicePanel(QWidget):
 
     def update_status(self, snap) -> None:
         report = snap.report
-        self.status["state"].setText(f"{snap.device or 'none'}: {'connected' if snap.connected else 'not connected'}")
-        self.status["rate"].setText(f"{snap.frame_hz:.0f} Hz" if snap.connected else "—")
+        link = LINKS.get(snap.link, snap.link)
+        state = "connected, " + link if snap.connected else f"not connected — {link}"
+        self.status["state"].setText(f"{snap.device or 'none'}: {state}")
+        self.status["rate"].setText(f"{snap.frame_hz:.0f} Hz" if snap.link in ("live", "stale", "playing") else "—")
+        self.show_fault(snap.fault)
         if report is not None:
             age = report.frame_age_ms
             self.status["age"].setText("no frames" if age == float("inf") else f"{age:.0f} ms")

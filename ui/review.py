@@ -7,7 +7,13 @@ import numpy as np
 from PyQt6.QtCore import QObject, QTimer, pyqtSignal
 
 from recordings.replay import Replayer
-from recordings.takefile import Take
+from recordings.takefile import Take, read_take
+
+
+def prepare(path) -> tuple[Take, Replayer]:
+    """Read a take and build its replayer (compiling its model): ~0.1 s, so off the UI thread."""
+    take = read_take(path)
+    return take, Replayer(take, mode="states")
 
 
 def latch_marks(take: Take) -> list[tuple[int, str]]:
@@ -34,10 +40,11 @@ class ReviewController(QObject):
         self._timer.timeout.connect(self._advance)
         self._play_from = (0.0, 0)
 
-    def load(self, take: Take) -> None:
+    def load(self, take: Take, replayer: Replayer | None = None) -> None:
+        """Review ``take`` (``replayer``: one built off the UI thread, see :func:`prepare`)."""
         self.stop()
         self.take = take
-        self.replayer = Replayer(take, mode="states")
+        self.replayer = replayer or Replayer(take, mode="states")
         self.position_changed.emit(0)
 
     def close(self) -> None:
@@ -77,6 +84,14 @@ class ReviewController(QObject):
         if self.playing:
             self._play_from = (time.monotonic(), self.replayer.tick)
         self.position_changed.emit(self.replayer.tick)
+
+    def back(self, seconds: float) -> None:
+        if self.replayer is not None:
+            self.seek(max(0, self.replayer.tick - int(round(seconds * self.take.meta.control_hz))))
+
+    @property
+    def tick(self) -> int:
+        return self.replayer.tick if self.replayer is not None else 0
 
     def _advance(self) -> None:
         start_time, start_tick = self._play_from

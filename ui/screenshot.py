@@ -1,45 +1,93 @@
-"""Open the operator window on the current display, optionally pick a task, wait, and save a
-screenshot of the whole screen: ``python -m ui.screenshot --out window.png [--task ID]``.
+"""Open the operator window on the current display, optionally pick a task, connect the synthetic
+operator and record or review a take, wait, and save a screenshot of the whole screen:
+``python -m ui.screenshot --out window.png [--task ID] [--state live|recording|review] [--fit]
+[--report fit.json]``.
 
-Run under Xvfb (``xvfb-run -a python -m ui.screenshot ...``) to check the real windowed app, as
-the tests and the docs' screenshot do."""
+Run under Xvfb (``xvfb-run -a -s "-screen 0 1920x1080x24" python -m ui.screenshot ...``) to check
+the real windowed app, as the tests and the docs' screenshots do. ``--fit`` sizes the window to
+the screen less a title bar and taskbar (what a maximised window gets on a 1080-px screen);
+``--report`` writes where the key widgets ended up, to check that they are all on screen."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from PyQt6.QtCore import QSettings
+from PyQt6.QtCore import QPoint, QRect, QSettings
 from PyQt6.QtWidgets import QApplication
 
 from ui.main_window import MainWindow
 
+TITLE_AND_TASKBAR = 72          # px a desktop takes from a 1080-px screen's height
 
-def _pump(app: QApplication, seconds: float) -> None:
+
+def _pump(app: QApplication, seconds: float, until=None) -> None:
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (until is not None and until()):
         app.processEvents()
         time.sleep(0.01)
+
+
+def _rect(widget) -> QRect:
+    return QRect(widget.mapToGlobal(QPoint(0, 0)), widget.size())
+
+
+def fit_report(window, screen: QRect) -> dict:
+    """Each key widget's global rectangle, and whether it is visible and entirely on screen."""
+    rp, picker = window.record_panel, window.task_panel.picker
+    widgets = {"status bar": window.statusBar(), "record button": rp.record_button,
+               "accept button": rp.buttons["accept"], "timeline": rp.timeline, "viewport": window.viewport,
+               "task list": picker, "device connect": window.device_panel.connect_button,
+               "episode table": window.browser.table}
+    out = {}
+    for name, w in widgets.items():
+        r = _rect(w)
+        out[name] = {"rect": [r.x(), r.y(), r.width(), r.height()], "visible": w.isVisible(),
+                     "on_screen": screen.contains(r)}
+    row = picker.sizeHintForRow(0) or 20
+    return {"screen": [screen.width(), screen.height()], "window": [window.width(), window.height()],
+            "minimum": [window.minimumSizeHint().width(), window.minimumSizeHint().height()],
+            "task_rows_visible": round(picker.viewport().height() / row, 1), "widgets": out}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--task")
+    ap.add_argument("--state", choices=("live", "recording", "review"), default="live")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--store", default=None)
+    ap.add_argument("--device", help="connect this device (recording / review use the synthetic operator)")
+    ap.add_argument("--fit", action="store_true", help="size the window to the screen less a desktop's bars")
+    ap.add_argument("--report", help="write the key widgets' placement as JSON here")
     args = ap.parse_args(argv)
     app = QApplication(sys.argv[:1])
     work = Path(tempfile.mkdtemp())
     window = MainWindow(args.store or work / "store", settings=QSettings(str(work / "ui.ini"),
                         QSettings.Format.IniFormat), confirm=False)
+    screen = app.primaryScreen().geometry()
+    if args.fit:
+        window.setGeometry(0, 0, screen.width(), screen.height() - TITLE_AND_TASKBAR)
     window.show()
     if args.task:
         window.task_panel.picker.select(args.task)
+        _pump(app, 60, lambda: window.station.snapshot().task_id == args.task)
+    device = args.device or ("synthetic" if args.state != "live" else None)
+    if device and args.task:
+        window.connect_device(device, {})
+        _pump(app, 20, lambda: window.station.snapshot().connected)
+    if args.state != "live" and args.task:
+        window.flow.trigger("record")
+        _pump(app, 20, lambda: window.station.snapshot().recorded_ticks > 60)
+        if args.state == "review":
+            _pump(app, 120, lambda: window.flow.mode == "REVIEW")
     _pump(app, args.seconds)
     ok = app.primaryScreen().grabWindow(0).save(args.out)
+    if args.report:
+        Path(args.report).write_text(json.dumps(fit_report(window, screen), indent=1))
     window.close()
     return 0 if ok else 1
 

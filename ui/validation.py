@@ -15,12 +15,28 @@ class ValidationManager:
     def __init__(self, store: TakeStore, workers: int = 1, runtime_for=task_runtime):
         self.store = store
         self.runtime_for = runtime_for
+        self._workers = workers
         self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
         self._pending: dict[cf.Future, str] = {}
+        self._forgotten: set[str] = set()      # verdicts undone while their validation ran
+        self.writer = None                     # a ui.review_writer.ReviewWriter: results stored off the UI thread
+        # Start the worker process now: spawning it on the first Accept froze the window ~0.5 s.
+        self._pool.submit(int)
 
     def submit(self, take_id: str) -> None:
+        self._forgotten.discard(take_id)
         path = self.store.path(take_id)
-        self._pending[self._pool.submit(validate_take, Path(path), self.runtime_for)] = take_id
+        try:
+            future = self._pool.submit(validate_take, Path(path), self.runtime_for)
+        except cf.process.BrokenProcessPool:     # a worker died earlier: a fresh pool, once
+            self._pool = cf.ProcessPoolExecutor(max_workers=self._workers, mp_context=mp.get_context("spawn"))
+            future = self._pool.submit(validate_take, Path(path), self.runtime_for)
+        self._pending[future] = take_id
+
+    def forget(self, take_id: str) -> None:
+        """Drop the result of a validation still running for ``take_id`` (its accept was undone)."""
+        if take_id in self._pending.values():
+            self._forgotten.add(take_id)
 
     @property
     def busy(self) -> int:
@@ -32,13 +48,21 @@ class ValidationManager:
         reports = []
         for future in done:
             take_id = self._pending.pop(future)
+            if take_id in self._forgotten:
+                self._forgotten.discard(take_id)
+                continue
             try:
                 report = future.result()
             except Exception as exc:  # the worker died: that take failed validation, visibly
                 report = ValidationReport(take_id, str(self.store.path(take_id)), False,
                                           f"validation worker failed: {type(exc).__name__}: {exc}")
             status = "validated_pass" if report.passed else "validated_fail"
-            self.store.set_review(take_id, status, report.reason, report.to_dict())
+            if report.unreadable:      # no verdict on a file nobody can read: move it aside, named
+                self.store.quarantine(Path(report.path), report.reason)
+            elif self.writer is not None:
+                self.writer.write(take_id, status, report.reason, report.to_dict())
+            else:
+                self.store.set_review(take_id, status, report.reason, report.to_dict())
             reports.append(report)
         return reports
 

@@ -5,6 +5,7 @@ Mouse: left-drag orbits, right- or middle-drag pans, the wheel zooms, double-cli
 from __future__ import annotations
 
 import threading
+import time
 
 import mujoco
 import numpy as np
@@ -12,7 +13,10 @@ from PyQt6.QtCore import QPointF, Qt, QThread, QTimer, pyqtSignal
 from PyQt6.QtGui import QImage, QPainter
 from PyQt6.QtWidgets import QWidget
 
-MAX_RENDER_WIDTH = 960          # software GL: cap the pixels, scale up for display
+from ui.overlay import paint_overlay
+
+MAX_RENDER_WIDTH = 720          # software GL: cap the pixels (a 960-px frame cost ~0.17 s of CPU), scale up for display
+IDLE_S = 0.25                   # a still picture is re-rendered this often
 
 
 class OrbitCamera:
@@ -55,8 +59,15 @@ class RenderWorker(QThread):
         self.model = model
         self._cond = threading.Condition()
         self._request = None
+        self._next_model: mujoco.MjModel | None = None
         self._running = True
         self.frames = 0
+
+    def set_model(self, model: mujoco.MjModel) -> None:
+        """Render ``model`` from the next request on (swapped in this thread: never blocks the UI)."""
+        with self._cond:
+            self._next_model = model
+            self._request = None
 
     def request(self, qpos: np.ndarray, camera, size: tuple[int, int]) -> None:
         with self._cond:
@@ -80,6 +91,12 @@ class RenderWorker(QThread):
                     break
                 qpos, camera, (w, h) = self._request
                 self._request = None
+                model, self._next_model = self._next_model, None
+            if model is not None:
+                self.model, data = model, mujoco.MjData(model)
+                if renderer is not None:
+                    renderer.close()
+                    renderer = None
             if len(qpos) != self.model.nq:      # a request for the previous model, mid-switch
                 continue
             if renderer is None or (renderer.width, renderer.height) != (w, h):
@@ -104,7 +121,7 @@ class RenderWorker(QThread):
 class Viewport(QWidget):
     """Shows the scene from the orbit camera (or a named model camera) at up to ``fps``."""
 
-    def __init__(self, model: mujoco.MjModel, snapshot_fn, fps: float = 30.0, parent=None,
+    def __init__(self, model: mujoco.MjModel, snapshot_fn, fps: float = 20.0, parent=None,
                  camera: str | None = None, max_width: int = MAX_RENDER_WIDTH):
         super().__init__(parent)
         self.setMinimumSize(320, 240)
@@ -113,6 +130,8 @@ class Viewport(QWidget):
         self._snapshot_fn = snapshot_fn
         self._max_width = max_width
         self._image: QImage | None = None
+        self.overlay = None
+        self._last = None                  # (qpos, view) of the last request
         self._last_mouse: QPointF | None = None
         self.worker = self._start_worker(model)
         self._timer = QTimer(self)
@@ -126,12 +145,17 @@ class Viewport(QWidget):
         return worker
 
     def set_source(self, model: mujoco.MjModel, snapshot_fn) -> None:
-        """Show another model (a new task, or a take under review) from another snapshot source."""
-        frames = self.worker.frames
-        self.worker.stop()
+        """Show another model (a new task, or a take under review) from another snapshot source.
+        The render thread swaps the model itself: switching never waits for a frame to finish."""
         self._snapshot_fn = snapshot_fn
-        self.worker = self._start_worker(model)
-        self.worker.frames = frames
+        self._last = None
+        self.worker.set_model(model)
+
+    def set_overlay(self, overlay) -> None:
+        """The mode banner drawn over the view (``ui.overlay.Overlay``; None: none)."""
+        if overlay != self.overlay:
+            self.overlay = overlay
+            self.update()
 
     def render_size(self) -> tuple[int, int]:
         w, h = max(self.width(), 64), max(self.height(), 48)
@@ -146,8 +170,19 @@ class Viewport(QWidget):
         if not self.isVisible():
             return
         qpos = self._snapshot_fn()
-        if qpos is not None:
-            self.worker.request(qpos, self.fixed_camera or self.orbit, self.render_size())
+        if qpos is None:
+            return
+        camera = self.fixed_camera or self.orbit
+        view = (self.fixed_camera or (tuple(self.orbit.lookat), self.orbit.distance, self.orbit.azimuth,
+                                      self.orbit.elevation), self.render_size())
+        # Software GL costs a core at 30 fps: render when the picture would change, and otherwise
+        # only every IDLE_S (so a frame lost to a model switch never sticks).
+        now = time.monotonic()
+        if self._last is not None and self._last[1] == view and np.array_equal(self._last[0], qpos) \
+                and now - self._last[2] < IDLE_S:
+            return
+        self._last = (np.array(qpos, copy=True), view, now)
+        self.worker.request(qpos, camera, view[1])
 
     def _on_frame(self, image: QImage) -> None:
         self._image = image
@@ -159,6 +194,8 @@ class Viewport(QWidget):
         if self._image is not None:
             painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
             painter.drawImage(self.rect(), self._image)
+        if self.overlay is not None:
+            paint_overlay(painter, self.rect(), self.overlay)
         painter.end()
 
     def mousePressEvent(self, event) -> None:  # noqa: N802

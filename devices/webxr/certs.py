@@ -67,7 +67,7 @@ def _make(addresses: list[str]) -> tuple[bytes, bytes]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bidex-teleop headset"),
                       x509.NameAttribute(NameOID.ORGANIZATION_NAME, "bidex-teleop (self-signed)")])
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     sans = [x509.DNSName("localhost"), x509.DNSName(socket.gethostname())]
     sans += [x509.IPAddress(ipaddress.ip_address(a)) for a in addresses]
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
@@ -84,7 +84,7 @@ def _make(addresses: list[str]) -> tuple[bytes, bytes]:
 
 
 def _usable(cert: x509.Certificate, addresses: list[str]) -> bool:
-    if cert.not_valid_after_utc < dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1):
+    if cert.not_valid_after_utc < dt.datetime.now(dt.UTC) + dt.timedelta(days=1):
         return False
     sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     covered = {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}

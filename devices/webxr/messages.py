@@ -28,6 +28,9 @@ NUM_JOINTS = 25
 MAX_MESSAGE_BYTES = 1 << 20
 MAX_POSITION = 10.0             # m from the reference-space origin
 QUAT_TOLERANCE = 0.05
+MAX_INT_DIGITS = 15             # every integer of the protocol fits; 10**400 would overflow a float
+# Why a message was dropped (docs/headset.md). The server adds "not_active" (a message from a
+# connection that is no longer the headset in use) and "internal" (a bug, logged rate-limited).
 DROP_REASONS = ("binary", "too_large", "json", "nonfinite", "type", "schema", "range", "quaternion")
 
 # WebXR (x right, y up, -z forward) -> operator (x forward, y left, z up): op = C @ xr.
@@ -69,6 +72,14 @@ def _reject_constant(name: str):
     raise MessageError("nonfinite", f"JSON literal {name}")
 
 
+def _bounded_int(text: str) -> int:
+    # Checked on the digits before conversion: a huge integer is refused in O(length), and it
+    # never reaches numpy (OverflowError) or math.isfinite (OverflowError) further down.
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        raise MessageError("range", f"integer with {len(text)} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
 def load_json(text) -> dict:
     """Parse a websocket message into a dict, or raise ``MessageError``."""
     if isinstance(text, (bytes, bytearray, memoryview)):
@@ -76,7 +87,7 @@ def load_json(text) -> dict:
     if len(text) > MAX_MESSAGE_BYTES:
         raise MessageError("too_large", f"{len(text)} bytes > {MAX_MESSAGE_BYTES}")
     try:
-        msg = json.loads(text, parse_constant=_reject_constant)
+        msg = json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
     except (ValueError, RecursionError) as exc:
         raise MessageError("json", str(exc)[:80]) from None
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):

@@ -5,7 +5,8 @@ Geometry follows MuJoCo's primitive conventions so a scene can be sent straight 
      "size": [3] (MuJoCo geom_size: half sizes / radius, half length),
      "rgba": [4], "pos": [3], "quat": [4] (w x y z, relative to the body)}
 Poses: body name -> [x, y, z, qw, qx, qy, qz] in the simulation world frame (z up). The page
-maps world -> operator frame by adding ``world_to_operator`` and then operator -> WebXR.
+maps world -> operator frame by adding ``world_to_operator`` and then operator -> WebXR. The scene
+may carry ``hud_anchor`` (world frame): where the page puts its world-locked HUD.
 """
 from __future__ import annotations
 
@@ -38,9 +39,14 @@ def _geom(i: int, geom: dict) -> dict:
             "quat": _floats(geom.get("quat", (1, 0, 0, 0)), 4, f"{where} quat")}
 
 
-def scene_message(geoms: list[dict], world_to_operator=(0.0, 0.0, 0.0)) -> str:
-    return json.dumps({"type": "scene", "geoms": [_geom(i, g) for i, g in enumerate(geoms)],
-                       "world_to_operator": _floats(world_to_operator, 3, "world_to_operator")})
+def scene_message(geoms: list[dict], world_to_operator=(0.0, 0.0, 0.0), hud_anchor=None) -> str:
+    """``hud_anchor``: where the HUD's bottom edge centre goes (world frame), e.g. just above and
+    behind the table's far edge, so it never hides the work; None: the page's default place."""
+    msg = {"type": "scene", "geoms": [_geom(i, g) for i, g in enumerate(geoms)],
+           "world_to_operator": _floats(world_to_operator, 3, "world_to_operator")}
+    if hud_anchor is not None:
+        msg["hud_anchor"] = _floats(hud_anchor, 3, "hud_anchor")
+    return json.dumps(msg)
 
 
 def poses_message(poses: dict, seq: int) -> str:
@@ -56,11 +62,17 @@ def poses_message(poses: dict, seq: int) -> str:
 
 
 def hud_message(hud: dict) -> str:
+    """The HUD: ``instruction``, ``recording``, ``subtasks`` [{name, done}], ``status`` (free
+    text), and what the robot is doing: ``engage`` (the engage gate's state: disengaged, arming,
+    easing, engaged, hold), ``reason`` (why it holds), ``ended`` with ``result`` (the episode is
+    over and how it went). The page adds the connection's state itself."""
     subtasks = [{"name": str(s.get("name", "")), "done": bool(s.get("done", False))}
                 for s in hud.get("subtasks", [])]
     msg = {"type": "hud", "instruction": str(hud.get("instruction", "")),
            "recording": bool(hud.get("recording", False)), "subtasks": subtasks,
-           "status": str(hud.get("status", ""))}
+           "status": str(hud.get("status", "")), "engage": str(hud.get("engage", "")),
+           "reason": str(hud.get("reason", "")), "ended": bool(hud.get("ended", False)),
+           "result": str(hud.get("result", ""))}
     return json.dumps(msg)
 
 

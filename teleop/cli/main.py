@@ -31,8 +31,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    _defaults()
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):     # not a real file (captured in tests): nothing to flush
+        pass
+
+
+def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -41,6 +49,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    _defaults()
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()      # a closed pipe surfaces here (after --help too), not at interpreter exit
+    except BrokenPipeError:         # `teleop ... | head`: the reader has what it wanted; stop quietly
+        _drop_stdout()
+        return 141                  # 128 + SIGPIPE, what a shell reports for a command cut off by head
 
 
 if __name__ == "__main__":

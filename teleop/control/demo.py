@@ -57,6 +57,6 @@ def run_demo(out: Path, tasks: list[str] | None = None, episodes: int = 2, worke
         validation = validate_store(store, workers=workers, progress=progress)
     dataset = out / "dataset"
     summary = export_dataset(out / "store", dataset, workers=workers, progress=progress, overwrite=True)
-    seconds = sum(t.length for t in takes) / 25.0
+    seconds = sum(t.length / t.meta.control_hz for t in takes)        # each take at the rate it ran
     return DemoSummary(len(takes), accepted, validation.passed, summary.episodes, summary.frames, round(seconds, 1),
                        str(dataset), str(out / "store"), round(validation.passed / max(1, len(takes)), 3))

@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 
 from devices.webxr.scene_msgs import geoms_from_model
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 
 
 class FingertipForces:
@@ -48,14 +48,41 @@ class DevicePublisher:
     def __call__(self, session, report) -> None:
         data = session.rt.sim.data
         if not self._scene_sent:
-            self.device.publish_scene(geoms_from_model(self.model))
+            self.device.publish_scene(geoms_from_model(self.model), hud_anchor=hud_anchor(session.rt.sim.scene))
             self._scene_sent = True
         poses = np.concatenate([data.xpos[self.body_ids], data.xquat[self.body_ids]], axis=1)
         self.device.publish_poses(dict(zip(self.body_names, poses)), seq=report.tick)
         self.device.publish_haptics(self.forces(data))
-        hud = {"instruction": report.instruction, "recording": self.recording or session.recorder is not None,
-               "progress": round(report.progress, 1), "status": report.engage_state,
-               "subtasks": [{"name": n, "done": bool(d)} for n, d in zip(self.subtask_names, report.latched)]}
+        hud = hud_state(report, self.subtask_names, self.recording or session.recorder is not None)
         if hud != self._hud:
             self.device.publish_hud(hud)
             self._hud = hud
+
+
+def hud_state(report, subtask_names, recording: bool) -> dict:
+    """What the operator's HUD says after this tick: the instruction and checklist, recording,
+    and the truth about the robot: its engage state, why it holds, and whether the episode is over."""
+    hud = {"instruction": report.instruction, "recording": recording,
+           "progress": round(report.progress, 1), "status": report.engage_state,
+           "engage": report.engage_state, "reason": report.reason if report.engage_state == "hold" else "",
+           "subtasks": [{"name": n, "done": bool(d)} for n, d in zip(subtask_names, report.latched)],
+           "ended": bool(report.done), "result": ""}
+    if report.done:
+        outcome = "strict success" if report.strict_success else "not a strict success"
+        hud["result"] = f"{outcome}, progress {report.progress:.0f}/100"
+    return hud
+
+
+HUD_ABOVE_TABLE_M = 0.12         # the HUD's bottom edge above the table top
+HUD_BEHIND_EDGE_M = 0.05         # ... and this far beyond its far edge
+
+
+def hud_anchor(scene) -> tuple[float, float, float] | None:
+    """Where a headset's HUD sits (world frame, its bottom edge centre): above and just behind the
+    table's far edge, so it stays in view without hiding the work area when the operator looks
+    down at the table (a head-locked HUD covered the middle of the table)."""
+    table = getattr(scene.params, "table", None)
+    if table is None:
+        return None
+    return (table.center[0] + table.half_size[0] + HUD_BEHIND_EDGE_M, table.center[1],
+            table.top_z + HUD_ABOVE_TABLE_M)

@@ -1,4 +1,5 @@
-"""The control loop: device -> engage -> retarget -> sim -> scorer (-> take) -> publish, at 25 Hz.
+"""The control loop: device -> engage -> retarget -> sim -> scorer (-> take) -> publish, at the
+control rate (robot.yaml).
 
 :meth:`Session.tick` is one control tick and never blocks: the device hands over its latest frame
 (a lock-protected slot), publishers take values into their own latest-value slots or queues, the
@@ -15,7 +16,7 @@ import dataclasses
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
@@ -26,8 +27,8 @@ from devices.engage import EngageConfig, EngageGate, EngageState
 from recordings.takefile import age_to_ms
 from teleop.control.operator_map import operator_input, operator_wrists
 from teleop.control.publish import DevicePublisher
+from teleop.core.conventions import SIDES
 from teleop.core.errors import TeleopError
-from teleop.robot import SIDES
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class Session:
         self.last_report: TickReport | None = None
         self.frames_received = 0          # the device's frame counter at the last tick (Reading.index)
         self.last_frame = None            # the device frame the last tick read
+        self._resumed = None              # (take, tick, sim tick) after resume(): the next take continues it
         self.attach(device)
 
     # -- episode control -------------------------------------------------------------------------
@@ -123,6 +125,39 @@ class Session:
         self.retargeter.reset(self.action)
         self.gate = self._new_gate()
         self.last_report, self.last_frame = None, None
+        self._resumed = None
+
+    def resume(self, take, tick: int) -> None:
+        """Start an episode at ``tick`` of a recorded take (rewind and continue).
+
+        The take's initial state, then its first ``tick`` actions stepped the way a live tick steps
+        them (physics, scene events, scoring), so the scorer's latches and the events' counters have
+        seen the same history — restoring the recorded state alone would restart scoring at tick 0.
+        The state reached must be the recorded one bit for bit (else the take cannot be continued
+        exactly). The next :meth:`start_recording` records the prefix plus the new ticks."""
+        from recordings.splice import check_tick   # recording is optional for a session
+
+        meta = take.meta
+        if meta.task_id != self.rt.spec.id or meta.model_fingerprint != self.rt.sim.scene.fingerprint:
+            raise SessionError(f"take {meta.take_id} is of task {meta.task_id} (model {meta.model_fingerprint}); "
+                               f"this session runs {self.rt.spec.id} ({self.rt.sim.scene.fingerprint})")
+        tick = check_tick(take, tick)
+        self.reset(meta.seed_index, meta.episode_index, initial_state=take.initial_state)
+        actions, states = take.arrays["actions"], take.arrays["states"]
+        for t in range(tick):
+            self.rt.step(actions[t].astype(np.float64))
+        if tick < take.length and not np.array_equal(self.rt.sim.get_state(), states[tick]):
+            raise SessionError(f"take {meta.take_id} does not replay bit-exactly to tick {tick} here "
+                               "(another MuJoCo build?): it cannot be continued")
+        if tick:
+            self.action = actions[tick - 1].astype(np.float64)     # the target the robot holds at ``tick``
+            self.retargeter.reset(self.action)
+        self._resumed = (take, tick, self.rt.sim.tick)
+
+    @property
+    def resumed_from(self) -> tuple[str, int] | None:
+        """(take id, tick) the current episode continues, until the next reset."""
+        return None if self._resumed is None else (self._resumed[0].meta.take_id, self._resumed[1])
 
     def _gate_config(self) -> EngageConfig:
         """The engage settings with the glide speed in the operator frame of this retargeter."""
@@ -165,11 +200,22 @@ class Session:
         self.action = action.copy()
 
     def start_recording(self, store, operator: str, seed_index: int = 0, episode_index: int = 0, **meta):
+        """Record from the next tick. After :meth:`resume` (and no tick since) the take starts
+        with the resumed take's prefix."""
         from recordings.recorder import EpisodeRecorder   # recording is optional for a session
+        from recordings.splice import ContinuedRecorder
 
         if self.recorder is not None:
             raise SessionError("already recording")
-        self.recorder = EpisodeRecorder(store, self.rt, operator, device=meta.pop("device", ""),
+        device = meta.pop("device", "")
+        if self._resumed is not None:
+            take, tick, at = self._resumed
+            if self.rt.sim.tick != at:
+                raise SessionError("the resumed episode has ticked since resume(): resume again to continue it")
+            self.recorder = ContinuedRecorder(store, self.rt, take, tick, operator, device=device,
+                                              frame_columns=FRAME_COLUMNS, **meta).start()
+            return self.recorder
+        self.recorder = EpisodeRecorder(store, self.rt, operator, device=device,
                                         frame_columns=FRAME_COLUMNS, seed_index=seed_index,
                                         episode_index=episode_index, **meta).start()
         return self.recorder

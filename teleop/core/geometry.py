@@ -39,17 +39,16 @@ def mat_to_quat(m) -> np.ndarray:
     t = np.trace(m)
     if t > 0:
         s = np.sqrt(t + 1.0) * 2
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+        q = np.array([0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s])
     else:
         i = int(np.argmax(np.diag(m)))
         j, k = (i + 1) % 3, (i + 2) % 3
         s = np.sqrt(1.0 + m[i, i] - m[j, j] - m[k, k]) * 2
-        q = [0.0] * 4
+        q = np.zeros(4)
         q[0] = (m[k, j] - m[j, k]) / s
         q[1 + i] = 0.25 * s
         q[1 + j] = (m[j, i] + m[i, j]) / s
         q[1 + k] = (m[k, i] + m[i, k]) / s
-    q = np.asarray(q)
     return q if q[0] >= 0 else -q
 
 

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from teleop.core.conventions import SIDES
 from teleop.core.geometry import look_at_quat, mat_to_quat, quat_axis_angle, quat_mul
 from teleop.robot.arm import build_arm
 from teleop.robot.hand import ROBOT_BITS, HandLayout, build_hand
 from teleop.robot.params import RobotParams
 
-SIDES = ("left", "right")
 WORLD_COLLISION = dict(contype=1, conaffinity=1 | ROBOT_BITS)   # objects and fixtures touch everything
 INTEGRATOR = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
               "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST, "rk4": mujoco.mjtIntegrator.mjINT_RK4}
@@ -46,6 +46,17 @@ class RobotLayout:
         """58 joint names: left arm 7, right arm 7, left hand 22, right hand 22."""
         return (*self.arm_joints["left"], *self.arm_joints["right"],
                 *self.hands["left"].joints, *self.hands["right"].joints)
+
+    @property
+    def action_dim(self) -> int:
+        """Length of an action: one target per action joint (58 on the shipped robot)."""
+        return len(self.action_joints)
+
+    @property
+    def obs_dim(self) -> int:
+        """Length of an observation: qpos and qvel of each action joint, then per wrist site its
+        position (3) and quaternion (4) (130 on the shipped robot; see ``Sim.observation``)."""
+        return 2 * self.action_dim + 7 * len(self.ee_sites)
 
 
 def _options(spec: mujoco.MjSpec, params: RobotParams) -> None:

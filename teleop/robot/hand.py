@@ -13,13 +13,12 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from teleop.core.conventions import FINGER_NODES, THUMB_NODES
 from teleop.core.geometry import MIRROR_Y, mirror_axis, mirror_quat, quat_axis_angle
 from teleop.robot.params import HandParams
 
 FLEX_AXIS = (0.0, -1.0, 0.0)   # negative angles curl a digit toward the palm (+x)
 ABD_AXIS = (1.0, 0.0, 0.0)
-FINGER_NODES = ("mcp", "pip", "dip", "tip")
-THUMB_NODES = ("cmc", "mcp", "ip", "tip")
 THUMB_JOINTS = ("cmc_flex", "cmc_abd", "mcp_flex", "mcp_abd", "ip")
 FINGER_JOINTS = ("mcp_flex", "mcp_abd", "pip", "dip")
 # Collision bits: the world (table, objects, fixtures) is bit 1, each robot side its own bit. A side

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import MISSING, dataclass, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from teleop.core.conventions import SIDES
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 
 DEFAULT_PARAMS = Path(__file__).with_name("robot.yaml")
 INTEGRATORS = ("euler", "implicit", "implicitfast", "rk4")
@@ -170,7 +171,8 @@ def _finger(raw, where):
 def parse_params(raw: dict, source: str = "<memory>") -> RobotParams:
     """Check and convert a parsed YAML mapping into :class:`RobotParams`."""
     arm = lambda r, w: _build(  # noqa: E731
-        ArmParams, r, w, {"links": lambda ls, w2: tuple(_build(ArmLink, l, f"{w2}[{i}]") for i, l in enumerate(ls))})
+        ArmParams, r, w,
+        {"links": lambda ls, w2: tuple(_build(ArmLink, link, f"{w2}[{i}]") for i, link in enumerate(ls))})
     hand = lambda r, w: _build(HandParams, r, w, {  # noqa: E731
         "fingers": lambda fs, w2: tuple(_finger(f, f"{w2}[{i}]") for i, f in enumerate(fs)),
         "finger_ranges": _ranges,
@@ -190,16 +192,22 @@ def parse_params(raw: dict, source: str = "<memory>") -> RobotParams:
         params = _build(RobotParams, raw, "", top)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from exc
-    if set(params.mounts) != {"left", "right"}:
-        raise ConfigError(f"{source}: mounts must name exactly 'left' and 'right'")
+    if set(params.mounts) != set(SIDES):
+        raise ConfigError(f"{source}: mounts must name exactly {' and '.join(map(repr, SIDES))}")
     return dataclasses.replace(params, source=source)
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> RobotParams:
     """Load and check a robot parameter file."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read robot parameters: {exc}") from exc
-    return parse_params(raw, str(path))
+    return parse_params(load_yaml(path, "robot parameters"), str(path))
+
+
+@lru_cache(maxsize=1)
+def default_params() -> RobotParams:
+    """The shipped robot.yaml, read once: the rates and sizes of code that is not handed a scene."""
+    return load_params(DEFAULT_PARAMS)
+
+
+def default_control_hz() -> float:
+    """The control rate of the shipped robot (``physics.control_hz`` of robot.yaml)."""
+    return default_params().physics.control_hz

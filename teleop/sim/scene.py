@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import mujoco
 import numpy as np

@@ -10,21 +10,21 @@ Serialised state: float64 ``[MAGIC, VERSION, fp0, fp1, fp2, fp3, n, state(n)...]
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
 
+from teleop.core.conventions import SIDES
 from teleop.core.errors import StateMismatchError, TeleopError
-from teleop.robot import SIDES
 from teleop.sim.scene import Scene
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 STATE_MAGIC = 7318.0      # marks a serialised state vector
 STATE_VERSION = 1.0
 HEADER = 7
-ACTION_DIM = 58
-OBS_DIM = 130
+ACTION_DIM = 58           # the shipped robot's RobotLayout.action_dim (a test ties the two together)
+OBS_DIM = 130             # ... and its RobotLayout.obs_dim
 
 ResetHook = Callable[[mujoco.MjModel, mujoco.MjData, int], None]
 
@@ -50,6 +50,7 @@ class Sim:
         self.qpos_idx = np.array([self.model.jnt_qposadr[i] for i in ids])
         self.qvel_idx = np.array([self.model.jnt_dofadr[i] for i in ids])
         self.act_idx = np.array([self.model.actuator(n).id for n in layout.action_joints])
+        self.action_dim = layout.action_dim
         self.ee_sites = [self.model.site(layout.ee_sites[s]).id for s in SIDES]
         self.ctrl_low, self.ctrl_high = self.model.actuator_ctrlrange[self.act_idx].T.copy()
         self.initial_qpos = dict(initial_qpos if initial_qpos is not None
@@ -75,12 +76,16 @@ class Sim:
     def step(self, action: np.ndarray) -> np.ndarray:
         """Apply 58 joint targets (clipped to the joint ranges) for one control tick."""
         action = np.asarray(action, dtype=np.float64)
-        if action.shape != (ACTION_DIM,):
-            raise TeleopError(f"action must have shape ({ACTION_DIM},), got {action.shape}")
+        if action.shape != (self.action_dim,):
+            raise TeleopError(f"action must have shape ({self.action_dim},), got {action.shape}")
         if not np.all(np.isfinite(action)):
             raise TeleopError("action contains NaN or infinite values")
         self.data.ctrl[self.act_idx] = np.clip(action, self.ctrl_low, self.ctrl_high)
         mujoco.mj_step(self.model, self.data, nstep=self.substeps)
+        # mj_step leaves body and site poses at the last substep's START: recompute them for the
+        # state it ends in, so observations and predicates describe that state (the integration
+        # state is untouched: the next mj_step recomputes the same quantities).
+        mujoco.mj_kinematics(self.model, self.data)
         self.tick += 1
         return self.observation()
 

@@ -6,6 +6,7 @@ the valid choices.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ class SpecError(ConfigError):
         self.field, self.detail, self.path = field, message, path
         super().__init__(f"{path}: {field}: {message}")
 
-    def at(self, path: str) -> "SpecError":
+    def at(self, path: str) -> SpecError:
         return SpecError(self.field, self.detail, path)
 
 
@@ -54,7 +55,8 @@ def _check_one(field: str, kind: str, value: Any, ns: NameSpace, parse_predicate
     if kind in ("object", "container", "articulated"):
         valid = {"object": ns.objects, "container": ns.containers, "articulated": ns.articulated}[kind]
         if not isinstance(value, str) or value not in valid:
-            raise SpecError(field, f"unknown {kind} {value!r}; valid choices: {choices(valid) or f'none (no {kind} in this spec)'}")
+            valid_text = choices(valid) or f"none (no {kind} in this spec)"
+            raise SpecError(field, f"unknown {kind} {value!r}; valid choices: {valid_text}")
         return value
     if kind == "objects":
         if not isinstance(value, list) or not value:
@@ -73,7 +75,8 @@ def _check_one(field: str, kind: str, value: Any, ns: NameSpace, parse_predicate
             raise SpecError(field, f"unknown colour {value!r}; valid choices: {choices(ns.colours)}")
         return value
     if kind in ("float", "int"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind == "int" and value != int(value)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or (kind == "int" and value != int(value)):
             raise SpecError(field, f"must be {'an integer' if kind == 'int' else 'a number'}, got {value!r}")
         return int(value) if kind == "int" else float(value)
     if kind == "str":
@@ -88,7 +91,7 @@ def _check_one(field: str, kind: str, value: Any, ns: NameSpace, parse_predicate
 def check_args(field: str, decl: dict[str, Arg], raw: dict, ns: NameSpace, parse_predicate=None,
                ignore: tuple[str, ...] = ("type",)) -> dict[str, Any]:
     """Validate ``raw`` against ``decl``; unknown and missing arguments are errors."""
-    extra = sorted(set(raw) - set(decl) - set(ignore))
+    extra = sorted(set(raw) - set(decl) - set(ignore), key=str)
     if extra:
         raise SpecError(f"{field}.{extra[0]}", f"unknown argument; valid choices: {choices(sorted(decl))}")
     out = {}

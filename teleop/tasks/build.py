@@ -18,7 +18,8 @@ import mujoco
 import numpy as np
 
 from teleop.core.errors import ConfigError
-from teleop.robot import SIDES, RobotParams
+from teleop.core.conventions import SIDES
+from teleop.robot import RobotParams
 from teleop.sim.scene import Scene, build_scene
 from teleop.core.seeding import stable_seed
 from teleop.tasks.events import build_events, n_userdata
@@ -63,7 +64,10 @@ def build_task(task: str | TaskSpec, params: RobotParams | None = None) -> TaskS
     """Compile the robot plus the task's objects; ids are precomputed once in a :class:`TaskWorld`."""
     spec = get_spec(task) if isinstance(task, str) else task
     shapes: dict[str, Shape] = {}
-    scene = build_scene(params, hooks=(_spec_hook(spec, shapes),))
+    try:
+        scene = build_scene(params, hooks=(_spec_hook(spec, shapes),))
+    except ValueError as exc:        # MuJoCo refuses the scene (a name clash, a size the check let through)
+        raise ConfigError(f"{spec.path or spec.id}: cannot build the scene: {exc}") from exc
     world = TaskWorld(spec, scene.model, shapes, {s: scene.layout.hands[s].palm_body for s in SIDES})
     events = build_events(world, spec)
     world.colour_events = [e for e in events if e.type in ("colour_swap", "colour_hide")]

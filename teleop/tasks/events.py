@@ -14,9 +14,9 @@ import numpy as np
 
 from teleop.tasks.args import Arg
 from teleop.tasks.predicates import in_interior
-from teleop.tasks.spec import COLOURS
+from teleop.tasks.spec import COLOURS, automatic_events
 
-EVENTS: dict[str, type["Event"]] = {}
+EVENTS: dict[str, type[Event]] = {}
 
 
 def register(cls):
@@ -209,21 +209,18 @@ class OrderTracker(Event):
 
 
 def build_events(world, spec) -> list[Event]:
-    """Auto press counters for buttons, then the spec's events; allocates userdata slots."""
-    items = [("press_counter", f"{o.name}.presses", {"button": o.name}) for o in spec.objects if o.kind == "button"]
-    items += [(e.type, e.name, e.args) for e in spec.events]
+    """The objects' automatic events (button press counters), then the spec's; allocates userdata slots."""
     out, slot = [], 0
-    for etype, name, a in items:
-        ev = EVENTS[etype](world, name, a, slot)
-        slot += EVENTS[etype].n_slots(a)
+    for e in (*automatic_events(spec.objects), *spec.events):
+        ev = EVENTS[e.type](world, e.name, e.args, slot)
+        slot += EVENTS[e.type].n_slots(e.args)
         out.append(ev)
-        world.events[name] = ev
+        world.events[e.name] = ev
     return out
 
 
 def n_userdata(spec) -> int:
-    n = 2 * sum(o.kind == "button" for o in spec.objects)
-    return n + sum(EVENTS[e.type].n_slots(e.args) for e in spec.events)
+    return sum(EVENTS[e.type].n_slots(e.args) for e in (*automatic_events(spec.objects), *spec.events))
 
 
 def apply_colours(world, model, data) -> None:

@@ -1,18 +1,19 @@
 """Fixture kinds of the object library: shelves, slots, racks and articulated fixtures.
 
 Articulated fixtures have one main joint ``{name}_joint`` whose range runs from closed (low) to open
-(high); see :mod:`teleop.tasks.objects` for the conventions.
+(high); see :mod:`teleop.tasks.kinds` for the conventions.
 """
 from __future__ import annotations
 
 import math
 
-from teleop.tasks.objects import (BOX, CAPS, CYL, HINGE, SLIDE, SPHERE, Y_AXIS_QUAT, Interior, Shape, _walls, geom,
-                                  joint, kind)
+from teleop.tasks.kinds import (BOX, CAPS, CYL, HINGE, POSITIVE, RGBA, SLIDE, SPHERE, Y_AXIS_QUAT, AutoEvent, Interior,
+                                Param, Shape, geom, joint, kind, sizes, walls)
 
 
 # -- static fixtures --------------------------------------------------------------------------
-@kind("shelf", required=("size", "height"), size=list, height=float, rgba=list)
+# the board and the two sides are 1 cm thick: lower than two boards leaves no side to stand on
+@kind("shelf", required=("size", "height"), size=sizes(2, above=0.01), height=Param(float, above=0.02), rgba=RGBA)
 def _shelf(body, name, p):
     hx, hy = p["size"]
     h, t = p["height"], 0.01
@@ -22,14 +23,15 @@ def _shelf(body, name, p):
     return Shape(0.0, math.hypot(hx, hy), h, (hx, hy), footprint=(hx, hy))
 
 
-@kind("slot", required=("gap", "depth"), container=True, gap=list, depth=float, wall=float, rgba=list)
+@kind("slot", required=("gap", "depth"), container=True, gap=sizes(2), depth=POSITIVE, wall=POSITIVE, rgba=RGBA)
 def _slot(body, name, p):
     """A block with a rectangular slot open at the top (cubes are inserted into it)."""
-    interior = _walls(body, name, dict(p, round=False), p["gap"], p["depth"], p["rgba"], 1.0)
+    interior = walls(body, name, dict(p, round=False), p["gap"], p["depth"], p["rgba"], 1.0)
     return Shape(0.0, math.hypot(*p["gap"]) + p["wall"], p["depth"] + p["wall"], tuple(p["gap"]), interior)
 
 
-@kind("dish_rack", required=("size",), container=True, size=list, pegs=float, rgba=list)
+# pegs stand 1 cm in from the edges and the plates' slot is 1.5 cm narrower than the base
+@kind("dish_rack", required=("size",), container=True, size=sizes(2, above=0.015), pegs=POSITIVE, rgba=RGBA)
 def _dish_rack(body, name, p):
     """A base with two rows of pegs along x; plates stand between them."""
     hx, hy = p["size"]
@@ -57,8 +59,9 @@ def _housing(body, name, size, rgba, open_side):
     return Interior((0, 0, t), (hx - t, hy - t, hz - t))
 
 
-@kind("lidded_box", required=("size",), articulated=True, container=True, size=list, open_angle=float, rgba=list,
-      lid_rgba=list)
+# housings have 8 mm walls: their half extents must leave room inside
+@kind("lidded_box", required=("size",), articulated=True, container=True, size=sizes(3, above=0.008),
+      open_angle=POSITIVE, rgba=RGBA, lid_rgba=RGBA)
 def _lidded_box(body, name, p):
     """Bread maker / scanner / grill / rice cooker: open-top housing, lid hinged at the far edge."""
     hx, hy, hz = p["size"]
@@ -71,8 +74,8 @@ def _lidded_box(body, name, p):
     return Shape(0.0, math.hypot(hx, hy), 2 * hz + 0.012, (hx, hy), interior, f"{name}_joint", (hx + 0.02, hy))
 
 
-@kind("door_box", required=("size",), articulated=True, container=True, size=list, open_angle=float, rgba=list,
-      lid_rgba=list)
+@kind("door_box", required=("size",), articulated=True, container=True, size=sizes(3, above=0.008),
+      open_angle=POSITIVE, rgba=RGBA, lid_rgba=RGBA)
 def _door_box(body, name, p):
     """Microwave-like housing open toward the robot, door hinged about z at its left (+y) edge."""
     hx, hy, hz = p["size"]
@@ -85,8 +88,9 @@ def _door_box(body, name, p):
     return Shape(0.0, math.hypot(hx, hy), 2 * hz, (hx, hy), interior, f"{name}_joint", (hx + 0.03, hy))
 
 
-@kind("drawer_box", required=("size", "travel"), articulated=True, container=True, size=list, travel=float,
-      rgba=list, lid_rgba=list)
+# the drawer runs 2 cm inside the housing's walls
+@kind("drawer_box", required=("size", "travel"), articulated=True, container=True, size=sizes(3, above=0.02),
+      travel=POSITIVE, rgba=RGBA, lid_rgba=RGBA)
 def _drawer_box(body, name, p):
     """Cabinet / cash register with a drawer sliding toward the robot (-x)."""
     hx, hy, hz = p["size"]
@@ -94,7 +98,7 @@ def _drawer_box(body, name, p):
     drawer = body.add_body(name=f"{name}_drawer", pos=[0, 0, 0.012])
     joint(drawer, f"{name}_joint", SLIDE, (-1, 0, 0), (0, p["travel"]), damping=2.0)
     ip = dict(round=False, wall=0.005)
-    interior = _walls(drawer, f"{name}_drawer", ip, (hx - 0.02, hy - 0.02), hz * 1.2, p["lid_rgba"], 0.3)
+    interior = walls(drawer, f"{name}_drawer", ip, (hx - 0.02, hy - 0.02), hz * 1.2, p["lid_rgba"], 0.3)
     geom(drawer, BOX, (0.005, hy - 0.01, hz * 0.8), pos=(-hx + 0.012, 0, hz * 0.8), rgba=p["lid_rgba"], mass=0.05)
     _bar_handle(drawer, name, x=-hx + 0.007, z=hz * 0.9)
     return Shape(0.0, math.hypot(hx, hy), 2 * hz, (hx, hy), interior, f"{name}_joint", (hx + 0.03, hy))
@@ -110,7 +114,7 @@ def _bar_handle(body, name, x: float, z: float, half_width: float = 0.045, reach
          name=f"{name}_handle")
 
 
-@kind("lever", required=(), articulated=True, rgba=list, range=float)
+@kind("lever", required=(), articulated=True, rgba=RGBA, range=POSITIVE)
 def _lever(body, name, p):
     """Slot machine: a cabinet with a lever on its right (-y) side, pulled down toward the robot."""
     geom(body, BOX, (0.08, 0.08, 0.1), pos=(0, 0, 0.1), rgba=p["rgba"], name=f"{name}_cabinet")
@@ -121,21 +125,22 @@ def _lever(body, name, p):
     return Shape(0.0, 0.12, 0.2, (0.08, 0.08), None, f"{name}_joint", (0.1, 0.12))
 
 
-@kind("capped_bottle", required=(), articulated=True, container=True, radius=float, depth=float, rgba=list,
-      lid_rgba=list)
+@kind("capped_bottle", required=(), articulated=True, container=True, defaults={"radius": 0.035, "depth": 0.13},
+      radius=POSITIVE, depth=POSITIVE, rgba=RGBA, lid_rgba=RGBA)
 def _capped_bottle(body, name, p):
     """A wide-mouth hollow bottle; a flip cap hinged at its far (+x) rim edge."""
     r, d = p["radius"], p["depth"]
-    interior = _walls(body, name, dict(round=True, wall=0.005), (r, r), d, p["rgba"], 0.3)
+    interior = walls(body, name, dict(round=True, wall=0.005), (r, r), d, p["rgba"], 0.3)
     cap = body.add_body(name=f"{name}_cap", pos=[r + 0.005, 0, d + 0.005])
     joint(cap, f"{name}_joint", HINGE, (0, 1, 0), (0, 2.4), damping=0.05)
-    geom(cap, CYL, (r + 0.006, 0.006), pos=(-(r + 0.005), 0, 0.006), rgba=p["lid_rgba"], mass=0.02, name=f"{name}_cap_g")
+    geom(cap, CYL, (r + 0.006, 0.006), pos=(-(r + 0.005), 0, 0.006), rgba=p["lid_rgba"], mass=0.02,
+         name=f"{name}_cap_g")
     geom(cap, BOX, (0.012, 0.012, 0.004), pos=(-2 * r - 0.02, 0, 0.008), rgba=p["lid_rgba"], mass=0.005,
          name=f"{name}_tab")
     return Shape(0.0, r + 0.01, d + 0.012, (r, r), interior, f"{name}_joint")
 
 
-@kind("lift_stand", required=(), articulated=True, size=list, travel=float, rgba=list, lid_rgba=list)
+@kind("lift_stand", required=(), articulated=True, size=sizes(2), travel=POSITIVE, rgba=RGBA, lid_rgba=RGBA)
 def _lift_stand(body, name, p):
     """Laptop stand: a platform on a vertical slide that holds its height (friction)."""
     hx, hy = p["size"]
@@ -150,7 +155,9 @@ def _lift_stand(body, name, p):
     return Shape(0.0, math.hypot(hx, hy) + 0.02, 0.076, (hx, hy), None, f"{name}_joint", (hx + 0.03, hy))
 
 
-@kind("button", required=(), articulated=True, radius=float, travel=float, rgba=list)
+# every button counts its own presses: event ``{name}.presses`` (teleop.tasks.events.PressCounter)
+@kind("button", required=(), articulated=True, defaults={"travel": 0.008, "radius": 0.025},
+      auto_events=(AutoEvent("press_counter", "presses", "button"),), radius=POSITIVE, travel=POSITIVE, rgba=RGBA)
 def _button(body, name, p):
     """Push button on a spring: the main joint is its depression (0 = up, open = fully pressed)."""
     r, t = p["radius"], p["travel"]
@@ -164,7 +171,7 @@ def _button(body, name, p):
     return Shape(0.0, r + 0.015, 0.015 + t + 0.016, (r, r), None, f"{name}_joint")
 
 
-@kind("nail", required=(), articulated=True, travel=float, rgba=list)
+@kind("nail", required=(), articulated=True, defaults={"travel": 0.03}, travel=POSITIVE, rgba=RGBA)
 def _nail(body, name, p):
     """A nail standing in a board below it; hammering drives it down (open = 1 means still up)."""
     n = body.add_body(name=f"{name}_shaft", pos=[0, 0, 0])

@@ -144,7 +144,7 @@ def drive_to_goal(rt: TaskRuntime, upto: int | None = None):
     """Realise subtasks 0..upto-1 (all by default) in declared order; returns the last TickScore."""
     goal = Goal(rt)
     last = rt.last
-    for sub, preds in list(zip(rt.spec.subtasks, rt.scorer.preds))[:upto]:
+    for preds in rt.scorer.preds[:upto]:
         for p in preds:
             p.realize(goal)
         last = goal.commit()

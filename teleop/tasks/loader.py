@@ -1,16 +1,15 @@
 """Load and check task spec files (``teleop tasks check``)."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 from teleop.tasks.args import SpecError, check_args
-from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, TaskSpec, _parse_object, _req,
-                               namespace, parse_predicate)
+from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, TaskSpec, _flag, _names,
+                               _parse_object, _req, automatic_events, namespace, parse_predicate)
 
 TOP_KEYS = ("id", "axis", "instruction", "ordered", "objects", "subtasks", "language_schedule", "max_steps",
             "distractors", "events", "notes", "demos")
@@ -23,13 +22,15 @@ def _events(raw: Any, ns_objects) -> list[EventSpec]:
     if not isinstance(raw, list):
         raise SpecError("events", "must be a list")
     out = []
-    names = [f"{o.name}.presses" for o in ns_objects if o.kind == "button"]   # automatic press counters
+    names = [e.name for e in automatic_events(ns_objects)]          # e.g. every button's press counter
     for i, ev in enumerate(raw):
         where = f"events[{i}]"
-        if not isinstance(ev, dict) or ev.get("type") not in EVENTS:
-            got = ev.get("type") if isinstance(ev, dict) else ev
+        got = ev.get("type") if isinstance(ev, dict) else ev
+        if not isinstance(got, str) or got not in EVENTS:
             raise SpecError(f"{where}.type", f"unknown event {got!r}; valid choices: {choices(sorted(EVENTS))}")
         name = ev.get("name", f"event{i}")
+        if not isinstance(name, str) or name in names:
+            raise SpecError(f"{where}.name", f"must be a new event name, got {name!r}; taken: {choices(names)}")
         ns = namespace(ns_objects, names)
         out.append(EventSpec(ev["type"], name, check_args(where, EVENTS[ev["type"]].args, ev, ns,
                                                            ignore=("type", "name"))))
@@ -41,7 +42,7 @@ def _subtask(i: int, raw: Any, ns, earlier: list[str], ordered: bool) -> Subtask
     where = f"subtasks[{i}]"
     if not isinstance(raw, dict):
         raise SpecError(where, "must be a mapping")
-    extra = sorted(set(raw) - set(SUBTASK_KEYS))
+    extra = sorted(set(raw) - set(SUBTASK_KEYS), key=str)
     if extra:
         raise SpecError(f"{where}.{extra[0]}", f"unknown field; valid choices: {choices(SUBTASK_KEYS)}")
     name = _req(raw, "name", str, f"{where}.")
@@ -51,13 +52,13 @@ def _subtask(i: int, raw: Any, ns, earlier: list[str], ordered: bool) -> Subtask
     preds = raw.get("predicates")
     if not isinstance(preds, list) or not preds:
         raise SpecError(f"{where}.predicates", "must be a non-empty list of predicates")
-    after_raw = raw.get("after", earlier[-1:] if ordered else [])
+    after_raw = _names(raw, "after", f"{where}.") if "after" in raw else earlier[-1:] if ordered else []
     after = []
     for a in after_raw:
         if a not in earlier:
             raise SpecError(f"{where}.after", f"unknown prerequisite {a!r}; valid choices: {choices(earlier)}")
         after.append(earlier.index(a))
-    return SubtaskSpec(name, weight, bool(raw.get("must_hold", False)), bool(raw.get("latch_violation", False)),
+    return SubtaskSpec(name, weight, _flag(raw, "must_hold", f"{where}."), _flag(raw, "latch_violation", f"{where}."),
                        tuple(parse_predicate(f"{where}.predicates[{j}]", p, ns) for j, p in enumerate(preds)),
                        tuple(after))
 
@@ -70,6 +71,8 @@ def _schedule(raw: Any) -> tuple[Segment, ...] | None:
     segs = []
     for i, s in enumerate(raw):
         last = i == len(raw) - 1
+        if not isinstance(s, dict):
+            raise SpecError(f"language_schedule[{i}]", f"must be a mapping {{text, until_step}}, got {s!r}")
         text = _req(s, "text", str, f"language_schedule[{i}].")
         until = s.get("until_step")
         if not last and not isinstance(until, int):
@@ -89,7 +92,7 @@ def parse_spec(raw: Any, path: str = "<spec>") -> TaskSpec:
 def _parse(raw: Any, path: str) -> TaskSpec:
     if not isinstance(raw, dict):
         raise SpecError("<top>", "a task spec must be a YAML mapping")
-    extra = sorted(set(raw) - set(TOP_KEYS))
+    extra = sorted(set(raw) - set(TOP_KEYS), key=str)
     if extra:
         raise SpecError(extra[0], f"unknown field; valid choices: {choices(TOP_KEYS)}")
     axis = _req(raw, "axis", str, "")
@@ -104,9 +107,13 @@ def _parse(raw: Any, path: str) -> TaskSpec:
         objects.append(obj)
         names.append(obj.name)
     objects = tuple(objects)
+    for i, o in enumerate(objects):
+        if o.covers is not None and (o.covers not in names or o.covers == o.name):
+            raise SpecError(f"objects[{i}].covers", f"unknown object {o.covers!r}; valid choices: "
+                            f"{choices([n for n in names if n != o.name])}")
     events = _events(raw.get("events"), objects)
-    ns = namespace(objects, [f"{o.name}.presses" for o in objects if o.kind == "button"] + [e.name for e in events])
-    ordered = bool(raw.get("ordered", False))
+    ns = namespace(objects, [e.name for e in (*automatic_events(objects), *events)])
+    ordered = _flag(raw, "ordered", "")
     subs, earlier = [], []
     for i, s in enumerate(_req(raw, "subtasks", list, "")):
         subs.append(_subtask(i, s, ns, earlier, ordered))
@@ -114,7 +121,7 @@ def _parse(raw: Any, path: str) -> TaskSpec:
     total = sum(s.weight for s in subs)
     if total != 100:
         raise SpecError("subtasks[*].weight", f"weights must sum to 100, they sum to {total}")
-    distractors = tuple(raw.get("distractors") or ())
+    distractors = tuple(_names(raw, "distractors", ""))
     for d in distractors:
         if d not in names:
             raise SpecError("distractors", f"unknown object {d!r}; valid choices: {choices(names)}")
@@ -131,13 +138,7 @@ def _parse(raw: Any, path: str) -> TaskSpec:
 
 def load_spec(path: str | Path) -> TaskSpec:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: bad YAML: {exc}") from None
-    spec = parse_spec(raw, str(path))
+    spec = parse_spec(load_yaml(path, "task spec"), str(path))
     if path.stem != spec.id:
         raise SpecError("id", f"id {spec.id!r} must match the file name {path.stem!r}", str(path))
     return spec
@@ -147,7 +148,7 @@ def spec_paths() -> list[Path]:
     return sorted(SPEC_DIR.glob("*.yaml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_specs() -> tuple[TaskSpec, ...]:
     """Every shipped task spec, sorted by id."""
     return tuple(load_spec(p) for p in spec_paths())

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 from teleop.tasks.args import Arg
-from teleop.tasks.predicates import Predicate, in_interior, register
+from teleop.tasks.predicate_base import Predicate, in_interior, register
 from teleop.tasks.world import Frame
 
 
@@ -283,7 +283,8 @@ class Covered(Predicate):
 
     def __call__(self, f):
         p, c = self.w.pos(f.data, self.a["object"]), self.w.pos(f.data, self.a["cover"])
-        return np.hypot(p[0] - c[0], p[1] - c[1]) <= self.a["tol"] and c[2] - self.w.bottom_z(f.data, self.a["object"]) < 0.02
+        below = c[2] - self.w.bottom_z(f.data, self.a["object"])
+        return np.hypot(p[0] - c[0], p[1] - c[1]) <= self.a["tol"] and below < 0.02
 
     def realize(self, goal):
         p = self.w.pos(goal.data, self.a["object"])

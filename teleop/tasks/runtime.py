@@ -5,6 +5,7 @@ import numpy as np
 
 from teleop.sim import Sim
 from teleop.tasks.build import TaskScene, build_task, place_objects, placement_seed
+from teleop.tasks.event_log import EventLog
 from teleop.tasks.events import apply_colours
 from teleop.tasks.scorer import EpisodeResult, Scorer, TickScore
 from teleop.tasks.spec import TaskSpec
@@ -17,9 +18,11 @@ class TaskRuntime:
         self.task = task if isinstance(task, TaskScene) else build_task(task)
         self.world = self.task.world
         self.sim = Sim(self.task.scene, reset_hook=self._reset_hook)
-        self.scorer = Scorer(self.world, horizon)
+        # the default horizon counts ticks of this scene's own control rate (robot.yaml's control_hz)
+        self.scorer = Scorer(self.world, horizon, control_hz=self.task.scene.params.physics.control_hz)
         self.initial_state: np.ndarray | None = None
         self.last: TickScore | None = None
+        self.event_log = EventLog(self.world)     # what the scene events did, for the take
 
     @property
     def spec(self):
@@ -32,6 +35,7 @@ class TaskRuntime:
         """Place objects from the stable seed of (task id, seed index, episode index); score tick 0."""
         obs = self.sim.reset(placement_seed(self.spec.id, seed_index, episode_index))
         apply_colours(self.world, self.sim.model, self.sim.data)
+        self.event_log.reset(self.sim.model, self.sim.data)
         self.initial_state = self.sim.get_state()
         self.scorer.reset(self.sim.data)
         self.last = self.scorer.update(self.sim.data, 0)
@@ -42,14 +46,18 @@ class TaskRuntime:
         self.sim.set_state(state)
         self.sim.tick = 0
         apply_colours(self.world, self.sim.model, self.sim.data)
+        self.event_log.reset(self.sim.model, self.sim.data)
         self.scorer.reset(self.sim.data)
         self.last = self.scorer.update(self.sim.data, 0)
 
     def after_step(self) -> TickScore:
-        """Scene events (userdata), colours, then scoring of the current tick."""
+        """Scene events (userdata), colours, then scoring of the current tick. What each event
+        changed is logged with this tick (``event_log``), so a take can carry it."""
+        tick, model, data = self.sim.tick, self.sim.model, self.sim.data
         for ev in self.world.events.values():
-            ev.update(self.sim.data)
-        apply_colours(self.world, self.sim.model, self.sim.data)
+            self.event_log.step(tick, ev, data)
+        apply_colours(self.world, model, data)
+        self.event_log.colours(tick, model, data)
         self.last = self.scorer.update(self.sim.data, self.sim.tick)
         return self.last
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from teleop.robot import default_control_hz
 from teleop.tasks.predicates import build_predicate
 from teleop.tasks.predicates_state import Grasped
 from teleop.tasks.spec import TaskSpec
@@ -25,13 +26,15 @@ from teleop.tasks.world import Frame, TaskWorld
 DEFAULT_HORIZON_S = 30.0
 
 
-def horizon_steps(spec: TaskSpec, accepted_lengths=(), control_hz: float = 25.0) -> int:
-    """max_steps, else ceil(1.2 x P90 of accepted take lengths), else 30 s of control ticks."""
+def horizon_steps(spec: TaskSpec, accepted_lengths=(), control_hz: float | None = None) -> int:
+    """max_steps, else ceil(1.2 x P90 of accepted take lengths), else 30 s of control ticks.
+
+    ``control_hz`` is the rate of the scene the task runs in; None: the shipped robot.yaml's."""
     if spec.max_steps:
         return spec.max_steps
     if len(accepted_lengths):
         return int(math.ceil(1.2 * float(np.percentile(np.asarray(accepted_lengths, float), 90))))
-    return int(round(DEFAULT_HORIZON_S * control_hz))
+    return int(round(DEFAULT_HORIZON_S * (default_control_hz() if control_hz is None else control_hz)))
 
 
 @dataclass(frozen=True)
@@ -73,9 +76,9 @@ class EpisodeResult:
 class Scorer:
     """Stateful per-episode scorer for one compiled task; call :meth:`reset` then :meth:`update` per tick."""
 
-    def __init__(self, world: TaskWorld, horizon: int | None = None):
+    def __init__(self, world: TaskWorld, horizon: int | None = None, control_hz: float | None = None):
         self.w, self.spec = world, world.spec
-        self.horizon = horizon or horizon_steps(self.spec)
+        self.horizon = horizon or horizon_steps(self.spec, control_hz=control_hz)
         self.preds = [[build_predicate(world, p) for p in s.predicates] for s in self.spec.subtasks]
         self.distractors = [(d, Grasped(world, {"object": d, "hand": "any", "min_contacts": 2}))
                             for d in self.spec.distractors]
@@ -126,9 +129,9 @@ class Scorer:
         """(K,) e_k = l_k (1 - m_k + m_k h_k)(1 - v_k) at the current tick."""
         out = np.zeros(len(self.preds))
         for k in range(len(self.preds)):
-            l = self.latch_step[k] is not None
+            latched = self.latch_step[k] is not None             # the paper's l_k, m_k, h_k, v_k
             m, h, v = self.must[k], self.holds[k], self.violation_step[k] is not None
-            out[k] = float(l) * (1 - m + m * h) * (1 - v)
+            out[k] = float(latched) * (1 - m + m * h) * (1 - v)
         return out
 
     def result(self) -> EpisodeResult:
@@ -136,6 +139,7 @@ class Scorer:
         success = int(np.prod(e) == 1.0)
         first = self.first_failure if self.first_failure is not None or success else self.step
         subs = tuple(SubtaskResult(s.name, s.weight, self.latch_step[k] is not None, self.latch_step[k], s.must_hold,
-                                   self.holds[k], self.violation_step[k] is not None, self.violation_step[k], float(e[k]))
+                                   self.holds[k], self.violation_step[k] is not None, self.violation_step[k],
+                                   float(e[k]))
                      for k, s in enumerate(self.spec.subtasks))
         return EpisodeResult(self.spec.id, self.step, success, float(self.weights @ e), subs, first, self.terminated_by)

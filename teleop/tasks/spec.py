@@ -5,6 +5,7 @@ the field (dotted path) and the valid choices.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,10 +115,42 @@ def _req(raw: dict, key: str, typ, where: str):
     return value
 
 
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def _floats(value, n: int, where: str) -> tuple[float, ...]:
-    if not isinstance(value, list) or len(value) != n or not all(isinstance(v, (int, float)) for v in value):
+    if not isinstance(value, list) or len(value) != n or not all(_is_number(v) for v in value):
         raise SpecError(where, f"must be a list of {n} numbers, got {value!r}")
     return tuple(float(v) for v in value)
+
+
+def _flag(raw: dict, key: str, where: str) -> bool:
+    """An optional true/false field (absent: false); anything else is refused, not truth-tested."""
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise SpecError(f"{where}{key}", f"must be true or false, got {value!r}")
+    return value
+
+
+def _number(raw: dict, key: str, where: str, default: float | None, low: float, high: float = math.inf,
+            low_open: bool = False) -> float | None:
+    """An optional number field within [low, high] (``low_open``: strictly above ``low``)."""
+    value = raw.get(key, default)
+    if value is default:
+        return value
+    if not _is_number(value) or value < low or (low_open and value == low) or value > high:
+        span = f"> {low:g}" if low_open and high == math.inf else f"between {low:g} and {high:g}"
+        raise SpecError(f"{where}{key}", f"must be a number {span}, got {value!r}")
+    return float(value)
+
+
+def _names(raw: dict, key: str, where: str) -> list:
+    """An optional list field (absent: empty); a bare string would otherwise be read letter by letter."""
+    value = raw.get(key) or []
+    if not isinstance(value, list):
+        raise SpecError(f"{where}{key}", f"must be a list, got {value!r}")
+    return value
 
 
 def _parse_params(where: str, kind: str, raw: dict) -> dict:
@@ -130,13 +163,10 @@ def _parse_params(where: str, kind: str, raw: dict) -> dict:
         if key not in decl:
             raise SpecError(f"{where}.{key}", f"unknown parameter for kind {kind!r}; valid choices: "
                             f"{choices(sorted(decl))}")
-        typ = decl[key]
-        ok = (isinstance(value, list) and all(isinstance(v, (int, float)) for v in value)) if typ is list else \
-            isinstance(value, bool) if typ is bool else \
-            (isinstance(value, (int, float)) and not isinstance(value, bool)) if typ is float else isinstance(value, typ)
-        if not ok:
-            raise SpecError(f"{where}.{key}", f"must be {typ.__name__}, got {value!r}")
-        params[key] = float(value) if typ is float else value
+        problem = decl[key].problem(value)          # type, list length and range, from the kind's data
+        if problem:
+            raise SpecError(f"{where}.{key}", f"{problem} (parameter of kind {kind!r})")
+        params[key] = float(value) if decl[key].type is float else value
     return params
 
 
@@ -153,7 +183,7 @@ def _parse_object(i: int, raw: Any, names: list[str], fixed_names: tuple[str, ..
         raise SpecError(f"{where}.kind", f"unknown kind {kind!r}; valid choices: {choices(sorted(KINDS))}")
     params = _parse_params(where, kind, {k: v for k, v in raw.items() if k not in OBJECT_KEYS})
     colour = raw.get("colour")
-    if colour is not None and colour not in COLOURS:
+    if colour is not None and (not isinstance(colour, str) or colour not in COLOURS):
         raise SpecError(f"{where}.colour", f"unknown colour {colour!r}; valid choices: {choices(list(COLOURS))}")
     if colour is not None and "rgba" not in raw:
         params["rgba"] = list(COLOURS[colour])
@@ -167,20 +197,31 @@ def _parse_object(i: int, raw: Any, names: list[str], fixed_names: tuple[str, ..
     spawn = Spawn(_floats(sp.get("center"), 2, f"{where}.spawn.center"),
                   _floats(sp.get("extent", [0, 0]), 2, f"{where}.spawn.extent"),
                   _floats(sp.get("yaw", [0, 0]), 2, f"{where}.spawn.yaw"), on,
-                  float(sp["clearance"]) if "clearance" in sp else None)
-    fixed = bool(raw.get("fixed", False))
+                  _number(sp, "clearance", f"{where}.spawn.", None, 0.0, low_open=True))
+    fixed = _flag(raw, "fixed", f"{where}.")
+    parked = _flag(raw, "parked", f"{where}.")
+    covers = raw.get("covers")
+    if covers is not None and not isinstance(covers, str):
+        raise SpecError(f"{where}.covers", f"must be the name of the object this one covers, got {covers!r}")
     if fixed and on != TABLE and on not in fixed_names:
         raise SpecError(f"{where}.spawn.rest_on", f"a fixed object can only rest on a fixed one; valid choices: "
                         f"{choices([TABLE, *fixed_names])}")
     if fixed and (spawn.extent != (0.0, 0.0) or spawn.yaw[0] != spawn.yaw[1]):
         raise SpecError(f"{where}.spawn", "a fixed object needs a single pose (zero extent, one yaw)")
-    if on == TABLE and not raw.get("parked"):
+    if on == TABLE and not parked:
         x, y = spawn.center
         ex, ey = spawn.extent
         if x - ex < TABLE_X[0] or x + ex > TABLE_X[1] or y - ey < TABLE_Y[0] or y + ey > TABLE_Y[1]:
             raise SpecError(f"{where}.spawn.center", f"spawn region must lie within x {TABLE_X}, y {TABLE_Y}")
-    return ObjectSpec(name, kind, params, spawn, fixed, bool(raw.get("parked", False)), colour,
-                      float(raw.get("joint_init", 0.0)), raw.get("covers"))
+    return ObjectSpec(name, kind, params, spawn, fixed, parked, colour,
+                      _number(raw, "joint_init", f"{where}.", 0.0, 0.0, 1.0), covers)
+
+
+def automatic_events(objects: tuple[ObjectSpec, ...]) -> tuple[EventSpec, ...]:
+    """The events objects bring by their kind (:attr:`Kind.auto_events`, e.g. a button's
+    ``{name}.presses`` counter), in object order; they come before the spec's own events."""
+    return tuple(EventSpec(a.type, f"{o.name}.{a.suffix}", {a.arg: o.name})
+                 for o in objects for a in KINDS[o.kind].auto_events)
 
 
 def namespace(objects: tuple[ObjectSpec, ...], events: list[str]) -> NameSpace:
@@ -194,6 +235,6 @@ def parse_predicate(where: str, raw: Any, ns: NameSpace) -> PredicateSpec:
     if not isinstance(raw, dict) or "type" not in raw:
         raise SpecError(where, "a predicate must be a mapping with a 'type'")
     ptype = raw["type"]
-    if ptype not in PREDICATES:
+    if not isinstance(ptype, str) or ptype not in PREDICATES:
         raise SpecError(f"{where}.type", f"unknown predicate {ptype!r}; valid choices: {choices(sorted(PREDICATES))}")
     return PredicateSpec(ptype, check_args(where, PREDICATES[ptype].args, raw, ns, parse_predicate), where)

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.robot import ROBOT_BITS, SIDES
-from teleop.tasks.objects import Shape
+from teleop.core.conventions import SIDES
+from teleop.robot import ROBOT_BITS
+from teleop.tasks.kinds import Shape
 from teleop.tasks.spec import TaskSpec
 
 TABLE_TOP = 0.78

@@ -4,6 +4,7 @@
 // WebXR emulator (tests, desktop development).
 import * as THREE from 'three';
 import { SceneView } from './scene.js';
+import { hudLines } from './hud.js';
 
 const JOINTS = [
   'wrist', 'thumb-metacarpal', 'thumb-phalanx-proximal', 'thumb-phalanx-distal', 'thumb-tip',
@@ -22,19 +23,25 @@ const state = window.__teleop = {
 const statusEl = document.getElementById('status');
 const hudEl = document.getElementById('hud');
 const enterBtn = document.getElementById('enter');
+const takeoverBtn = document.getElementById('takeover');
+const hooks = window.__teleopHooks = {};    // tests / benchmarks: onPoses(msg, now), onFrame(seq, now)
 
 function report(text, isError = false) {
   statusEl.textContent = text;
   if (isError) state.errors = [...state.errors.slice(-49), text];   // the last 50 only
 }
 
-const renderer = new THREE.WebGLRenderer({ antialias: true, alpha: true });
+// `?render=fast` (the default with ?emulate=1): no MSAA, Lambert shading. Headless Chromium
+// rasterises in software, where a full-quality frame of the robot took ~125 ms on a loaded
+// 2-core machine and every robot-pose message waited behind it (docs/benchmarks.md).
+const fastRender = (params.get('render') || (emulate ? 'fast' : 'full')) === 'fast';
+const renderer = new THREE.WebGLRenderer({ antialias: !fastRender, alpha: true });
 renderer.setPixelRatio(window.devicePixelRatio);
 renderer.setSize(innerWidth, innerHeight);
 renderer.xr.enabled = true;
 renderer.xr.setReferenceSpaceType('local-floor');
 document.body.appendChild(renderer.domElement);
-const view = new SceneView();
+const view = new SceneView({ fast: fastRender });
 addEventListener('resize', () => {
   view.camera.aspect = innerWidth / innerHeight;
   view.camera.updateProjectionMatrix();
@@ -42,31 +49,122 @@ addEventListener('resize', () => {
 });
 
 // ---- connection: reconnects forever; the XR session and the scene survive a dropout ----------
+// The page keeps its own truth about the link (``link``) and redraws the HUD the moment it
+// changes: a HUD message from the app cannot say that the app is gone. A browser cannot read
+// a refused websocket's HTTP status, so after a connection that never opened the page asks
+// ``/pairing`` whether its code is wrong (rejected) or the app unreachable (lost).
 let ws = null;
 let seq = 0;
 let emulator = null;      // iwer XRDevice in ?emulate=1 mode
+let lastHud = null;       // the app's last HUD message
+let lastMessageAt = 0;    // performance.now() of the last message from the app
+let takeover = false;     // the next connection asks to replace the connected headset
+let retryTimer = null;
+let goodCodeFailures = 0; // connections refused although /pairing accepts the code
+const SILENT_MS = 1000;   // the app sends at least every 250 ms (poses or keepalive)
+const ABANDON_MS = 5000;  // a silent socket is dropped and a new one tried
+const clientId = (crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`).slice(0, 64);
+const link = state.link = { state: 'connecting', detail: '', silentFor: 0 };
 
 function send(msg) {
   if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
 }
 
+function setLink(name, detail = '', silentFor = 0) {
+  const changed = link.state !== name || link.detail !== detail || Math.abs(link.silentFor - silentFor) >= 0.1;
+  Object.assign(link, { state: name, detail, silentFor });
+  if (changed) redraw();
+}
+
+function redraw() {
+  const lines = hudLines(lastHud, link);
+  state.hudLines = lines;
+  view.setHud(lines);
+  statusEl.textContent = lines.banner ? lines.banner.text : `connected${state.xr === 'running' ? ' (in XR)' : ''}`;
+  takeoverBtn.hidden = !['busy', 'taken_over'].includes(link.state);
+  hudEl.innerHTML = '';
+  const p = document.createElement('p');
+  p.textContent = [lines.robot ? lines.robot.text : '', lines.instruction].filter(Boolean).join(' | ');
+  if (lines.recording) { const r = document.createElement('span'); r.className = 'rec'; r.textContent = ' ● REC'; p.append(r); }
+  const ul = document.createElement('ul');
+  for (const s of lines.subtasks) { const li = document.createElement('li'); li.textContent = `${s.done ? '✔' : '○'} ${s.name}`; ul.append(li); }
+  hudEl.append(p, ul);
+}
+
+function scheduleConnect(delay) {
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(connect, delay);
+}
+
 function connect() {
+  if (!code) { setLink('no_code'); return; }
+  if (link.state === 'open' || link.state === 'silent') setLink('lost');
   state.ws = 'connecting';
-  ws = new WebSocket(`wss://${location.host}/ws?code=${encodeURIComponent(code)}`);
-  ws.onopen = () => {
+  const url = `wss://${location.host}/ws?code=${encodeURIComponent(code)}&client=${encodeURIComponent(clientId)}`;
+  const sock = new WebSocket(url + (takeover ? '&takeover=1' : ''));
+  takeover = false;
+  let opened = false;
+  ws = sock;
+  sock.onopen = () => {
+    opened = true;
     state.ws = 'open';
     state.connects++;
-    report(`connected${state.xr === 'running' ? ' (in XR)' : ''}`);
+    lastMessageAt = performance.now();
     send({ type: 'hello', v: 1, agent: navigator.userAgent });
   };
-  ws.onmessage = (event) => {
+  sock.onmessage = (event) => {
+    if (sock !== ws) return;
+    lastMessageAt = performance.now();
+    goodCodeFailures = 0;
+    if (link.state !== 'open') setLink('open');     // admitted: the app talks to this page
     try { handle(JSON.parse(event.data)); } catch (err) { report(`bad message: ${err}`, true); }
   };
-  ws.onclose = () => {
+  sock.onclose = (event) => { if (sock === ws) closed(event, opened); };
+}
+
+async function closed(event, opened) {
+  state.ws = 'closed';
+  state.lastClose = { code: event.code, reason: event.reason };
+  if (event.code === 4411) return;                  // replaced by this page's own newer socket
+  if (event.code === 4409) { setLink('busy', event.reason); scheduleConnect(3000); return; }
+  if (event.code === 4410) { setLink('taken_over', event.reason); scheduleConnect(3000); return; }
+  if (event.code === 1001 && event.reason) { setLink('stopped', event.reason); scheduleConnect(1000); return; }
+  if (opened) { setLink('lost'); scheduleConnect(500); return; }
+  const verdict = await checkPairing();
+  setLink(verdict);
+  report(`connection failed: ${verdict}`, true);
+  scheduleConnect(verdict === 'rejected' ? 3000 : 500);
+}
+
+async function checkPairing() {
+  try {
+    const answer = await fetch(`/pairing?code=${encodeURIComponent(code)}`, { cache: 'no-store' });
+    if (answer.status === 403) return 'rejected';
+    // The code is right and HTTPS works, yet the websocket fails: a browser that accepted the
+    // certificate warning for the page but not for the socket (docs/headset.md, step 2).
+    if (answer.ok) return ++goodCodeFailures >= 3 ? 'untrusted' : 'lost';
+  } catch (err) { /* unreachable: the network or the app is down */ }
+  return 'lost';
+}
+
+// Silence means a dead or frozen app (a half-open connection never closes by itself).
+setInterval(() => {
+  if (!ws || ws.readyState !== WebSocket.OPEN || !['open', 'silent'].includes(link.state)) return;
+  const gap = performance.now() - lastMessageAt;
+  if (gap > ABANDON_MS) {
+    const dead = ws;
+    ws = null;
+    dead.onclose = dead.onmessage = null;
+    dead.close();
     state.ws = 'closed';
-    report(code ? 'disconnected, reconnecting…' : 'no pairing code in the URL (scan the QR code)', true);
-    setTimeout(connect, code ? 500 : 3000);
-  };
+    setLink('lost');
+    scheduleConnect(0);
+  } else if (gap > SILENT_MS) setLink('silent', '', Math.floor(gap / 100) / 10);
+}, 100);
+
+function takeOver() {
+  takeover = true;
+  scheduleConnect(0);
 }
 
 function handle(msg) {
@@ -78,19 +176,15 @@ function handle(msg) {
     const applied = view.setPoses(msg);
     state.posesApplied++;
     state.lastPosesSeq = msg.seq;
+    if (hooks.onPoses) hooks.onPoses(msg, performance.now());
     send({ type: 'ack', what: 'poses', seq: msg.seq, count: applied });
   } else if (msg.type === 'hud') {
-    view.setHud(msg, state.ws);
+    lastHud = msg;
     state.huds++;
-    hudEl.innerHTML = '';
-    const p = document.createElement('p');
-    p.textContent = msg.instruction;
-    if (msg.recording) { const r = document.createElement('span'); r.className = 'rec'; r.textContent = ' ● REC'; p.append(r); }
-    const ul = document.createElement('ul');
-    for (const s of msg.subtasks) { const li = document.createElement('li'); li.textContent = `${s.done ? '✔' : '○'} ${s.name}`; ul.append(li); }
-    hudEl.append(p, ul);
+    redraw();
     send({ type: 'ack', what: 'hud', seq: state.huds, count: msg.subtasks.length });
   }
+  // 'alive': nothing to do; its arrival is the point.
 }
 
 // ---- streaming: every XR frame, both hands (25 joints) and the head -------------------------
@@ -131,6 +225,7 @@ function streamFrame(frame) {
   const viewer = frame.getViewerPose(ref);
   if (!ws || ws.readyState !== WebSocket.OPEN) return;
   if (ws.bufferedAmount > MAX_BUFFERED) { state.framesSkipped++; return; }
+  if (hooks.onFrame) hooks.onFrame(seq, performance.now());
   send({
     type: 'frame', v: 1, seq: seq++, t: (frame.predictedDisplayTime || performance.now()) / 1000,
     head: viewer ? poseArray(viewer.transform) : null, hands, engage: false,
@@ -189,12 +284,23 @@ renderer.setAnimationLoop((time, frame) => {
 
 // ---- emulation (tests / desktop): iwer, served from node_modules ----------------------------
 
+// ``motion``: 'wave' (both hands sway and pinch, the default) or 'hold' (hands at ``hands``
+// [x, y, z] in XR coordinates, not pinching): a benchmark steps ``hands`` and times the robot.
+const emulation = window.__teleopEmulation = {
+  motion: 'wave', hands: { left: [-0.18, 1.1, -0.35], right: [0.18, 1.1, -0.35] },
+};
+
 function animateEmulatedHands(t) {
   for (const [side, sign] of [['left', -1], ['right', 1]]) {
     const hand = emulator.hands[side];
     if (!hand) continue;
-    hand.position.set(sign * 0.18 + 0.05 * Math.sin(t), 1.1 + 0.04 * Math.sin(2 * t), -0.35);
-    hand.updatePinchValue(0.5 - 0.5 * Math.cos(t * 2));
+    if (emulation.motion === 'hold') {
+      hand.position.set(...emulation.hands[side]);
+      hand.updatePinchValue(0);
+    } else {
+      hand.position.set(sign * 0.18 + 0.05 * Math.sin(t), 1.1 + 0.04 * Math.sin(2 * t), -0.35);
+      hand.updatePinchValue(0.5 - 0.5 * Math.cos(t * 2));
+    }
   }
 }
 
@@ -208,11 +314,23 @@ async function main() {
   }
   enterBtn.disabled = false;
   enterBtn.addEventListener('click', enterXR);
+  takeoverBtn.addEventListener('click', takeOver);
+  redraw();
   connect();
   if (emulate) enterXR();     // the emulator needs no user gesture
-  report(code ? 'connecting…' : 'no pairing code in the URL (scan the QR code)');
+}
+
+// The camera the operator sees through: the XR view's while presenting (left eye).
+function viewCamera() {
+  return renderer.xr.isPresenting ? renderer.xr.getCamera().cameras[0] : view.camera;
 }
 
 window.__teleopEnterXR = enterXR;
-window.__teleopView = view;     // inspection hook (tests, debugging)
+window.__teleopTakeOver = takeOver;
+window.__teleopView = view;     // inspection hooks (tests, debugging)
+window.__teleopProbe = {
+  emulator: () => emulator,
+  project: (pointWorld) => view.project(viewCamera(), pointWorld),
+  hudCorners: () => view.hudCorners(viewCamera()),
+};
 main().catch((err) => report(`startup failed: ${err.message}`, true));

@@ -1,5 +1,6 @@
 // The simulated scene as the headset sees it: primitive geoms grouped by body, body poses
-// streamed per tick, and a head-locked HUD. World frame z-up -> operator -> WebXR y-up.
+// streamed per tick, and the HUD (world-locked above the table's far edge, plus a head-locked
+// alert badge). World frame z-up -> operator -> WebXR y-up.
 import * as THREE from 'three';
 
 // operator (x forward, y left, z up) -> WebXR (x right, y up, -z forward); row-major.
@@ -18,14 +19,16 @@ function makeGeometry(type, [a, b, c]) {
   }
 }
 
-function makeMesh(g) {
+// ``fast``: Lambert shading instead of physically based (a fraction of the per-pixel cost): for a
+// software-rendered emulator, where the render loop otherwise delays every message (bench headset).
+function makeMesh(g, fast) {
   const geometry = makeGeometry(g.type, g.size);
   if (!geometry) return null;
   const [r, gr, b, alpha] = g.rgba;
-  const material = new THREE.MeshStandardMaterial({
-    color: new THREE.Color(r, gr, b), roughness: 0.75, metalness: 0.05,
-    transparent: alpha < 1, opacity: alpha, side: g.type === 'plane' ? THREE.DoubleSide : THREE.FrontSide,
-  });
+  const common = { color: new THREE.Color(r, gr, b), transparent: alpha < 1, opacity: alpha,
+                   side: g.type === 'plane' ? THREE.DoubleSide : THREE.FrontSide };
+  const material = fast ? new THREE.MeshLambertMaterial(common)
+    : new THREE.MeshStandardMaterial({ ...common, roughness: 0.75, metalness: 0.05 });
   const mesh = new THREE.Mesh(geometry, material);
   mesh.position.set(g.pos[0], g.pos[1], g.pos[2]);
   mesh.quaternion.set(g.quat[1], g.quat[2], g.quat[3], g.quat[0]);
@@ -33,40 +36,100 @@ function makeMesh(g) {
   return mesh;
 }
 
+const COLOURS = { ok: '#6fdc8c', info: '#c8ccd2', warn: '#ffb74d', error: '#ff6b6b' };
+const HUD_SIZE = [0.7, 0.35];               // m, 1024 x 512 canvas; about 35 x 18 degrees seen from 1.1 m
+const HUD_DEFAULT_ANCHOR = [1.0, 0, 1.0];   // world frame, when the app sends none
+const OPERATOR_HEAD_XR = new THREE.Vector3(0, 1.55, 0);   // where the HUD faces (local-floor origin)
+// The badge: head-locked, small, shown only for an alert, in the left periphery (24-38 degrees
+// off the view's centre): wherever the operator looks on the table, never over its middle
+// (the table's middle half spans about +-17 degrees seen from where the operator stands).
+const BADGE_SIZE = [0.22, 0.08];
+const BADGE_POS = [-0.38, 0.08, -0.6];
+
+function panel(width, height, canvasW, canvasH) {
+  const canvas = document.createElement('canvas');
+  canvas.width = canvasW; canvas.height = canvasH;
+  const texture = new THREE.CanvasTexture(canvas);
+  const material = new THREE.MeshBasicMaterial({ map: texture, transparent: true, depthTest: false });
+  const mesh = new THREE.Mesh(new THREE.PlaneGeometry(width, height), material);
+  mesh.renderOrder = 10;
+  return { canvas, texture, mesh };
+}
+
+// The HUD: a world-locked panel above the table's far edge (never over the work) and a small
+// head-locked alert badge. ``draw(lines)`` takes ``hud.js``'s hudLines().
 class Hud {
-  constructor(camera) {
-    this.canvas = document.createElement('canvas');
-    this.canvas.width = 1024; this.canvas.height = 512;
-    this.texture = new THREE.CanvasTexture(this.canvas);
-    const material = new THREE.MeshBasicMaterial({ map: this.texture, transparent: true, depthTest: false });
-    this.mesh = new THREE.Mesh(new THREE.PlaneGeometry(0.48, 0.24), material);
-    this.mesh.position.set(0, -0.22, -0.8);
-    this.mesh.renderOrder = 10;
-    camera.add(this.mesh);
-    this.draw({ instruction: 'waiting for the app…', subtasks: [], recording: false, status: '' }, 'connecting');
+  constructor(scene, camera) {
+    Object.assign(this, panel(HUD_SIZE[0], HUD_SIZE[1], 1024, 512));
+    scene.add(this.mesh);
+    this.badge = panel(BADGE_SIZE[0], BADGE_SIZE[1], 1024, 372);
+    this.badge.mesh.position.set(...BADGE_POS);
+    this.badge.mesh.rotation.y = Math.atan2(-BADGE_POS[0], -BADGE_POS[2]);   // turned to face the eye
+    this.badge.mesh.visible = false;
+    camera.add(this.badge.mesh);
+    this.lines = null;
   }
 
-  draw(hud, connection) {
+  // ``anchorXR``: the panel's bottom edge centre in XR coordinates; it faces the operator's head.
+  place(anchorXR) {
+    this.mesh.position.copy(anchorXR).add(new THREE.Vector3(0, HUD_SIZE[1] / 2, 0));
+    this.mesh.lookAt(OPERATOR_HEAD_XR);
+    this.mesh.updateMatrixWorld(true);
+  }
+
+  draw(lines) {
+    this.lines = lines;
     const ctx = this.canvas.getContext('2d');
     ctx.clearRect(0, 0, 1024, 512);
-    ctx.fillStyle = 'rgba(18, 20, 24, 0.72)';
+    ctx.fillStyle = 'rgba(18, 20, 24, 0.78)';
     ctx.fillRect(0, 0, 1024, 512);
+    let y = 60;
+    if (lines.banner) {
+      ctx.fillStyle = COLOURS[lines.banner.level];
+      ctx.font = 'bold 46px sans-serif';
+      y = wrap(ctx, lines.banner.text, 30, y, 960, 52, 3) + 60;
+    }
+    if (lines.robot) {
+      ctx.fillStyle = COLOURS[lines.robot.level];
+      ctx.font = 'bold 46px sans-serif';
+      y = wrap(ctx, lines.robot.text, 30, y, 860, 52, 2) + 60;
+    }
+    if (lines.recording) {
+      ctx.fillStyle = '#ff4040';
+      ctx.beginPath(); ctx.arc(950, 40, 16, 0, 2 * Math.PI); ctx.fill();
+      ctx.font = 'bold 26px sans-serif';
+      ctx.fillText('REC', 900, 88);
+    }
+    ctx.globalAlpha = lines.stale ? 0.5 : 1;     // last known, from a connection that is gone
     ctx.fillStyle = '#ffffff';
-    ctx.font = '40px sans-serif';
-    wrap(ctx, hud.instruction || '', 30, 60, 880, 46, 3);
-    if (hud.recording) { ctx.fillStyle = '#ff4040'; ctx.beginPath(); ctx.arc(960, 46, 18, 0, 2 * Math.PI); ctx.fill(); }
-    ctx.font = '32px sans-serif';
-    (hud.subtasks || []).slice(0, 6).forEach((s, i) => {
+    ctx.font = '42px sans-serif';
+    y = wrap(ctx, lines.instruction + (lines.stale && lines.instruction ? ' (last known)' : ''), 30, y, 960, 48, 2) + 54;
+    ctx.font = '36px sans-serif';
+    for (const s of lines.subtasks.slice(0, Math.max(0, Math.floor((540 - y) / 44)))) {
       ctx.fillStyle = s.done ? '#6fdc8c' : '#c8ccd2';
-      ctx.fillText(`${s.done ? '✔' : '○'} ${s.name}`, 30, 220 + i * 40);
-    });
-    ctx.fillStyle = '#9aa0a6';
-    ctx.font = '26px sans-serif';
-    ctx.fillText(`${hud.status || ''}  [${connection}]`, 30, 495);
+      ctx.fillText(`${s.done ? '✔' : '○'} ${s.name}`, 30, y);
+      y += 44;
+    }
+    ctx.globalAlpha = 1;
     this.texture.needsUpdate = true;
+    this.drawBadge(lines.alert, lines.banner ? lines.banner.level : 'warn');
+  }
+
+  drawBadge(text, level) {
+    this.badge.mesh.visible = Boolean(text);
+    if (!text) return;
+    const ctx = this.badge.canvas.getContext('2d');
+    ctx.clearRect(0, 0, 1024, 372);
+    ctx.fillStyle = 'rgba(18, 20, 24, 0.85)';
+    ctx.fillRect(0, 0, 1024, 372);
+    ctx.fillStyle = COLOURS[level] || COLOURS.warn;
+    ctx.font = 'bold 64px sans-serif';
+    wrap(ctx, text, 28, 84, 968, 76, 4);
+    this.badge.texture.needsUpdate = true;
   }
 }
 
+// Word-wraps ``text`` into at most ``maxLines`` lines; returns the baseline of the last one.
 function wrap(ctx, text, x, y, width, lineHeight, maxLines) {
   let line = '', lines = 0;
   for (const word of text.split(/\s+/)) {
@@ -74,14 +137,16 @@ function wrap(ctx, text, x, y, width, lineHeight, maxLines) {
     if (ctx.measureText(test).width > width && line) {
       ctx.fillText(line, x, y + lines * lineHeight);
       line = word;
-      if (++lines >= maxLines) return;
+      if (++lines >= maxLines) return y + (lines - 1) * lineHeight;
     } else line = test;
   }
   if (line) ctx.fillText(line, x, y + lines * lineHeight);
+  return y + lines * lineHeight;
 }
 
 export class SceneView {
-  constructor() {
+  constructor({ fast = false } = {}) {
+    this.fast = fast;
     this.scene = new THREE.Scene();
     this.camera = new THREE.PerspectiveCamera(70, innerWidth / innerHeight, 0.01, 50);
     this.camera.position.set(0, 1.6, 0.4);
@@ -92,10 +157,16 @@ export class SceneView {
     this.scene.add(sun);
     this.world = new THREE.Group();
     this.world.matrixAutoUpdate = false;
+    this.world.matrix.copy(OP_TO_XR);         // until a scene says otherwise (world_to_operator 0)
     this.scene.add(this.world);
     this.bodies = new Map();
-    this.hud = new Hud(this.camera);
-    this.lastHud = { instruction: '', subtasks: [], recording: false, status: '' };
+    this.hud = new Hud(this.scene, this.camera);
+    this.placeHud(HUD_DEFAULT_ANCHOR);
+  }
+
+  // The HUD's anchor is in the simulation's world frame: through the same map as the bodies.
+  placeHud(anchorWorld) {
+    this.hud.place(new THREE.Vector3(...anchorWorld).applyMatrix4(this.world.matrix));
   }
 
   // Rebuilds the scene; returns the number of geoms built.
@@ -108,9 +179,10 @@ export class SceneView {
     const [dx, dy, dz] = msg.world_to_operator || [0, 0, 0];
     this.world.matrix.copy(OP_TO_XR).multiply(new THREE.Matrix4().makeTranslation(dx, dy, dz));
     this.world.matrixWorldNeedsUpdate = true;
+    this.placeHud(msg.hud_anchor || HUD_DEFAULT_ANCHOR);
     let built = 0;
     for (const g of msg.geoms) {
-      const mesh = makeMesh(g);
+      const mesh = makeMesh(g, this.fast);
       if (!mesh) continue;
       let body = this.bodies.get(g.body);
       if (!body) { body = new THREE.Group(); body.name = g.body; this.bodies.set(g.body, body); this.world.add(body); }
@@ -133,8 +205,23 @@ export class SceneView {
     return applied;
   }
 
-  setHud(hud, connection) {
-    this.lastHud = hud;
-    this.hud.draw(hud, connection);
+  setHud(lines) {
+    this.hud.draw(lines);
+  }
+
+  // Tests / debugging: a world-frame point and the HUD's panel and badge corners, in the
+  // normalised device coordinates of ``camera`` (x, y in [-1, 1] on screen; z > 1 behind).
+  project(camera, pointWorld) {
+    camera.updateMatrixWorld();
+    return new THREE.Vector3(...pointWorld).applyMatrix4(this.world.matrix).project(camera).toArray();
+  }
+
+  hudCorners(camera) {
+    camera.updateMatrixWorld();
+    const corners = (mesh, [w, h]) => [[-1, -1], [1, -1], [1, 1], [-1, 1]].map(([sx, sy]) =>
+      mesh.localToWorld(new THREE.Vector3(sx * w / 2, sy * h / 2, 0)).project(camera).toArray());
+    this.scene.updateMatrixWorld(true);
+    return { panel: corners(this.hud.mesh, HUD_SIZE),
+             badge: this.hud.badge.mesh.visible ? corners(this.hud.badge.mesh, BADGE_SIZE) : null };
   }
 }

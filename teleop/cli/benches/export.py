@@ -1,7 +1,8 @@
-"""Dataset export speed (six 480x360 streams per frame) and peak memory versus take length."""
+"""Dataset export speed (six 480x360 streams per frame), each stage alone, and peak memory versus take length."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import resource
 import shutil
 import tempfile
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 NAME = "export"
+ENCODE_FRAMES = 64       # frames kept in memory for the encode-alone measurement (~230 MB)
 
 
 def add_arguments(parser) -> None:
@@ -32,7 +34,7 @@ def _make_store(root: Path, lengths: list[int]) -> None:
         for i, ticks in enumerate(lengths):
             sim.reset(i)
             meta = meta_for_episode(sim, "bench_task", i, i, "bench", ("Move around.",), ("moved",))
-            walk = np.cumsum(stable_rng("bench-export", i).normal(0, 0.01, (ticks, 58)), axis=0)
+            walk = np.cumsum(stable_rng("bench-export", i).normal(0, 0.01, (ticks, sim.ctrl_low.size)), axis=0)
             actions = np.clip(sim.joint_positions + walk, sim.ctrl_low, sim.ctrl_high).astype(np.float32)
             writer = store.writer(meta)
             writer.open()
@@ -46,35 +48,140 @@ def _make_store(root: Path, lengths: list[int]) -> None:
             store.set_review(meta.take_id, "validated_pass")
 
 
-def _export_child(job: tuple[str, list[int], int]) -> dict:
+def _export_child(job: tuple[str, list[int], int, bool]) -> dict:
     """Runs in a fresh process so ru_maxrss measures this export alone."""
-    folder, lengths, workers = job
+    folder, lengths, workers, stages = job
     from recordings.export import export_dataset
     _make_store(Path(folder) / "store", lengths)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu0 = _cpu_seconds()
     summary = export_dataset(Path(folder) / "store", Path(folder) / "out", workers=workers, progress=False,
                              mark_exported=False)
+    cpu = _cpu_seconds() - cpu0
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    return {"frames": summary.frames, "seconds": summary.seconds, "streams": summary.streams, "ok": summary.ok,
-            "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024}
+    out = {"frames": summary.frames, "seconds": summary.seconds, "streams": summary.streams, "ok": summary.ok,
+           "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024, "render_devices": summary.render_devices,
+           "cpu_seconds": cpu}
+    if stages:                   # after the export, so the stages never compete with it
+        out.update(_stages(Path(folder) / "store"))
+    return out
 
 
-def _run_child(folder: Path, lengths: list[int], workers: int) -> dict:
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process (all threads) and its finished children."""
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                         resource.RUSAGE_CHILDREN)))
+
+
+def _stages(store_root: Path) -> dict:
+    """Each stage of the pipeline alone on the first take: rendering (the render process, frames
+    drained as fast as they come) and encoding (lerobot's writer fed frames held in memory)."""
+    import time
+
+    from recordings.export import build_features, select_takes
+    from recordings.export_shard import ExportSettings, encoders, frame_dict, quiet_libraries, _wait_for_encoders
+    from recordings.pipeline import RenderPipeline
+    from recordings.render import stream_specs
+    from recordings.store import TakeStore
+    from recordings.takefile import read_take
+    from teleop.sim.scene import build_scene
+
+    quiet_libraries()
+    with TakeStore(store_root) as store:
+        take = read_take(Path(select_takes(store, None)[0].path))
+    settings = ExportSettings()
+    specs = stream_specs(build_scene().layout.cameras, settings.width, settings.height)
+    kept, t0 = [], None
+    with RenderPipeline(str(take.path), specs, settings.width, settings.height) as frames:
+        for _, frame in frames:
+            t0 = t0 or time.perf_counter()        # from the first frame: process start-up excluded
+            if len(kept) < ENCODE_FRAMES:
+                kept.append(frame)
+    render_ms = (time.perf_counter() - t0) / max(take.length - 1, 1) * 1e3
+
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+    rgb, depth = encoders(settings)
+    root = store_root.parent / "encode-alone"
+    ds = LeRobotDataset.create(settings.repo_id, fps=25, features=build_features(1, settings), root=root,
+                               robot_type="bench", use_videos=True, rgb_encoder=rgb, depth_encoder=depth,
+                               streaming_encoding=True, encoder_queue_maxsize=8, encoder_threads=1)
+    t0 = time.perf_counter()
+    for t, images in enumerate(kept):
+        _wait_for_encoders(ds)
+        ds.add_frame(frame_dict(take, t, images, 1))
+    ds.save_episode()
+    encode_ms = (time.perf_counter() - t0) / len(kept) * 1e3
+    ds.finalize()
+    return {"render_ms_per_frame": round(render_ms, 1), "encode_ms_per_frame": round(encode_ms, 1),
+            "encode_frames": len(kept), **_one_vs_two_passes(take)}
+
+
+def _one_vs_two_passes(take, frames: int = 20) -> dict:
+    """CPU time per frame (all threads, llvmpipe's included) of the six streams: one render pass
+    per camera (ours) against mujoco.Renderer's two (colour, then depth), same states, in turn."""
+    import time
+
+    import mujoco
+
+    from recordings.render import StateRenderer
+    from recordings.replay import scene_from_take
+    from teleop.sim import Sim
+
+    sim = Sim(scene_from_take(take))
+    cameras = sim.scene.layout.cameras
+    states = take.arrays["states"][:frames]
+
+    def two(renderer):
+        for cam in cameras:
+            renderer.update_scene(sim.data, camera=cam)
+            renderer.render()
+            renderer.enable_depth_rendering()
+            renderer.render()
+            renderer.disable_depth_rendering()
+
+    def timed(render) -> float:
+        t0 = time.process_time()
+        for state in states:
+            sim.set_state(state)
+            render()
+        return (time.process_time() - t0) / len(states) * 1e3
+    with StateRenderer(sim.model, cameras) as ours, mujoco.Renderer(sim.model, 360, 480) as theirs:
+        timed(lambda: ours.render(sim.data))                 # warm both up
+        timed(lambda: two(theirs))
+        one_ms, two_ms = timed(lambda: ours.render(sim.data)), timed(lambda: two(theirs))
+    return {"render_cpu_ms_one_pass": round(one_ms, 1), "render_cpu_ms_two_passes": round(two_ms, 1)}
+
+
+def _run_child(folder: Path, lengths: list[int], workers: int, stages: bool = False) -> dict:
     ctx = multiprocessing.get_context("spawn")     # executor workers may start their own workers
     with ProcessPoolExecutor(1, mp_context=ctx) as pool:
-        return pool.submit(_export_child, (str(folder), lengths, workers)).result()
+        return pool.submit(_export_child, (str(folder), lengths, workers, stages)).result()
 
 
 def run(args) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="bench-export-"))
     try:
         short = _run_child(tmp / "short", [max(args.ticks // 4, 1)], 1)
-        main = _run_child(tmp / "main", [args.ticks] * args.takes, args.workers)
+        main = _run_child(tmp / "main", [args.ticks] * args.takes, args.workers, stages=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    fps = main["frames"] / main["seconds"]
+    slower = max(main["render_ms_per_frame"], main["encode_ms_per_frame"])
     return {
         "frames": main["frames"],
-        "frames_per_s": round(main["frames"] / main["seconds"], 2),
+        "frames_per_s": round(fps, 2),
+        "render_ms_per_frame": main["render_ms_per_frame"],
+        "encode_ms_per_frame": main["encode_ms_per_frame"],
+        # the whole export (start-up, aggregation and statistics included) against its slower stage
+        "pipeline_ratio": round(fps / (1e3 / slower), 3),
+        "encode_frames": main["encode_frames"],
+        "render_cpu_ms_one_pass": main["render_cpu_ms_one_pass"],
+        "render_cpu_ms_two_passes": main["render_cpu_ms_two_passes"],
+        "render_devices": main["render_devices"],
+        # CPU time the whole export spent per frame (every thread and process): the frames/s this
+        # machine could reach with every core busy is cores * 1000 / cpu_ms_per_frame.
+        "cpu_ms_per_frame": round(main["cpu_seconds"] / main["frames"] * 1e3, 1),
+        "cores": os.cpu_count(),
         "streams": main["streams"],
         "peak_rss_mb": round(main["peak_rss_mb"], 1),
         "peak_rss_mb_quarter_length": round(short["peak_rss_mb"], 1),

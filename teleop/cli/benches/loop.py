@@ -1,4 +1,4 @@
-"""The whole control loop, paced at 25 Hz: with the synthetic operator (real-time clock) and with a
+"""The whole control loop, paced at the control rate: with the synthetic operator (real-time clock) and with a
 glove streaming over a real ZeroMQ socket from ``teleop glove-sim`` in another process."""
 from __future__ import annotations
 

@@ -6,8 +6,10 @@ import time
 from pathlib import Path
 
 from recordings.store import TakeStore
+from recordings.build import same_build
+from recordings.replay_check import replay_compare
 from recordings.takefile import read_take
-from recordings.validate import _replay, task_runtime
+from recordings.validate import task_runtime
 from teleop.control.episode import Episode, EpisodeOptions
 
 NAME = "replay"
@@ -47,7 +49,7 @@ def run(args) -> dict:
 
     def replay():
         rt.restore(take.initial_state)
-        _replay(rt, take)
+        replay_compare(rt, take, same_build(take.meta.software))
 
     steps = len(actions) * sim.substeps
     physics_rate = steps / _time(physics, args.repeats)

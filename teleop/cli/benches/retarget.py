@@ -17,13 +17,13 @@ import numpy as np
 from retarget import OperatorProfile, compare, load_config
 from retarget.filters import OneEuro
 from retarget.synthetic import RobotToHuman, smooth_trajectory
+from teleop.core.conventions import SIDES
 from teleop.control.operator_map import operator_input
 from teleop.control.synthetic.person import HumanOperator, session_motion
 from teleop.sim.scene import build_scene
 from teleop.core.seeding import stable_rng
 
 NAME = "retarget"
-SIDES = ("left", "right")
 
 
 def add_arguments(parser) -> None:

@@ -1,4 +1,4 @@
-"""Physics speed: raw steps/s and the real-time factor of the 25 Hz control tick."""
+"""Physics speed: raw steps/s and the real-time factor of the control tick (robot.yaml's control_hz)."""
 from __future__ import annotations
 
 import time

@@ -13,21 +13,27 @@ def _summary_text(s) -> str:
              "  per task: " + ", ".join(f"{t} {n}" for t, n in sorted(s.tasks.items()))]
     for take_id, error in s.failed:
         lines.append(f"  FAILED {take_id}: {error}")
+    for line in s.quarantined:
+        lines.append(f"  QUARANTINED {line}")
     if s.failed:
-        lines.append(f"  finished shards are kept in {s.out}.partial; re-run the same command to resume")
+        lines.append(f"  finished shards are kept in {s.out}.partial; re-run the same command to resume "
+                     "(quarantined takes are no longer part of it)")
     return "\n".join(lines)
 
 
 def _export(args) -> int:
-    from recordings.export import ExportSettings, export_dataset
-    settings = ExportSettings(repo_id=args.repo_id)
-    progress = not args.json and sys.stderr.isatty() or args.progress
-    if args.progress_json:      # one JSON line per finished take, for a GUI driving this process
-        def progress(done, total, failed):
-            print(json.dumps({"done": done, "total": total, "failed": failed}), flush=True)
-    summary = export_dataset(args.store, args.out, tasks=args.tasks, workers=args.workers, ray_address=args.ray,
-                             progress=progress,
-                             overwrite=args.overwrite, settings=settings)
+    from recordings.export import ExportIncomplete, ExportSettings, export_dataset
+    size = {k: v for k, v in (("width", args.width), ("height", args.height)) if v is not None}
+    settings = ExportSettings(repo_id=args.repo_id, **size)
+    progress = not args.json and sys.stderr.isatty() or args.progress     # a per-frame bar with the time left
+    if args.progress_json:      # JSON lines (frames done/total, takes, estimate) for a GUI driving this process
+        def progress(p):
+            print(json.dumps(p.to_json()), flush=True)
+    try:
+        summary = export_dataset(args.store, args.out, tasks=args.tasks, workers=args.workers,
+                                 ray_address=args.ray, progress=progress, overwrite=args.overwrite, settings=settings)
+    except ExportIncomplete as exc:       # some takes failed: the summary names them; exit 1
+        summary = exc.summary
     print(json.dumps(summary.to_json()) if args.json else _summary_text(summary))
     return 0 if summary.ok else 1
 
@@ -40,8 +46,11 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     p.add_argument("--ray", metavar="ADDRESS", help="run as Ray tasks: 'auto', 'ray://host:10001' or 'local'")
     p.add_argument("--repo-id", default="bidex/teleop", help="dataset repo id stored in the metadata")
+    p.add_argument("--width", type=int, help="image width in pixels (default 480)")
+    p.add_argument("--height", type=int, help="image height in pixels (default 360)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out dataset")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when not on a terminal")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--progress-json", action="store_true", help="print a JSON progress line per finished take")
+    p.add_argument("--progress-json", action="store_true",
+                   help="print JSON progress lines: frames done/total, takes, frames/s, estimated seconds left")
     p.set_defaults(func=_export)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from teleop.core.conventions import SIDES
 from teleop.robot import load_params
 from teleop.sim.scene import build_scene
 
@@ -21,9 +22,10 @@ def robot_info(params_path: str | None = None) -> dict:
         "substeps": scene.substeps,
         "cameras": list(scene.layout.cameras),
         "actions": actions,
-        "observation": {"dim": 130, "layout": ["qpos[58]", "qvel[58]", "left_wrist pos[3] quat[4]",
-                                               "right_wrist pos[3] quat[4]"]},
-        "keypoints": {s: list(scene.layout.hands[s].keypoints) for s in ("left", "right")},
+        "observation": {"dim": scene.layout.obs_dim,
+                        "layout": [f"qpos[{scene.layout.action_dim}]", f"qvel[{scene.layout.action_dim}]",
+                                   *(f"{s}_wrist pos[3] quat[4]" for s in SIDES)]},
+        "keypoints": {s: list(scene.layout.hands[s].keypoints) for s in SIDES},
         "fingerprint": scene.fingerprint,
     }
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from teleop.core.errors import TeleopError
 from teleop.tasks.loader import all_specs, get_spec, load_spec, spec_paths
@@ -70,18 +71,38 @@ def _show(args) -> int:
     return 0
 
 
+def _check_paths(args) -> list[str]:
+    """The files to check: the shipped specs, or the given files and every spec in given folders."""
+    if not args.paths:
+        return [str(p) for p in spec_paths()]
+    out = []
+    for p in map(Path, args.paths):
+        out += [str(f) for f in sorted(p.glob("*.yaml"))] if p.is_dir() else [str(p)]
+    return out
+
+
+def _check_one(path: str, build: bool) -> str | None:
+    """None if the spec is good (and, with ``build``, compiles, places and scores tick 0), else why not."""
+    try:
+        spec = load_spec(path)
+        if build:
+            from teleop.tasks.runtime import TaskRuntime
+            TaskRuntime(spec).reset(0, 0)
+    except TeleopError as exc:                 # names the file, the field and the valid choices
+        return str(exc)
+    except Exception as exc:                   # a checker bug must not stop the files after this one
+        return f"{path}: internal error, please report it: {type(exc).__name__}: {exc}"
+    return None
+
+
 def _check(args) -> int:
-    paths = args.paths or [str(p) for p in spec_paths()]
+    paths = _check_paths(args)
     failed = 0
     for path in paths:
-        try:
-            spec = load_spec(path)
-            if args.build:
-                from teleop.tasks.runtime import TaskRuntime
-                TaskRuntime(spec).reset(0, 0)
-        except TeleopError as exc:
+        problem = _check_one(path, args.build)
+        if problem is not None:
             failed += 1
-            print(f"FAIL {exc}", file=sys.stderr)
+            print(f"FAIL {problem}", file=sys.stderr)
             continue
         print(f"ok   {path}")
     print(f"{len(paths) - failed} ok, {failed} failed")
@@ -99,6 +120,6 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_show)
     p = tsub.add_parser("check", help="validate spec files (default: every shipped spec); non-zero exit on errors")
-    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="spec files, or folders of them")
     p.add_argument("--build", action="store_true", help="also compile each scene and place its objects")
     p.set_defaults(func=_check)

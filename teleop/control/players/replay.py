@@ -32,7 +32,8 @@ class ReplayConfig(DeviceConfig):
 
     def episode(self) -> EpisodeSource:
         meta = self._take.meta
-        return EpisodeSource(meta.task_id, meta.seed_index, meta.episode_index, meta.initial_state)
+        return EpisodeSource(meta.task_id, meta.seed_index, meta.episode_index, meta.initial_state,
+                             meta.retarget_config, meta.operator_profile, ticks=self._take.length)
 
     def build(self, context: DeviceContext) -> ReplayDevice:
         realtime = self.realtime if context.realtime is None else context.realtime

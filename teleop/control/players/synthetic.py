@@ -16,6 +16,7 @@ _NOISE = HumanNoise()
 @dataclass(frozen=True, kw_only=True)
 class SyntheticConfig(DeviceConfig):
     label = "Synthetic operator (scripted)"
+    menu_order = 0                # first: works on any machine, no hardware
     realtime = False              # lock-step by default: as fast as the loop runs, deterministic
     per_episode = True            # planned from one episode's reset scene
     tremor_mm: float = field(default=_NOISE.tremor_mm, metadata={"help": "hand tremor amplitude (mm)"})

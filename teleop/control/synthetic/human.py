@@ -11,10 +11,11 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
-import yaml
 
 from devices.frame import SIDES, HandFrame, OperatorFrame, Pose
+from teleop.core.errors import ConfigError
 from teleop.core.geometry import mat_to_quat
+from teleop.core.yamlio import load_yaml
 from teleop.control.operator_map import DEFAULT_HEAD, operator_wrists
 from teleop.control.synthetic.motion import Timeline
 
@@ -32,10 +33,12 @@ class HumanNoise:
 
 def load_grasps(scene, path: Path = GRASPS_FILE) -> dict[str, np.ndarray]:
     """Grasp name -> (22,) hand joint values in the hand's action order (same for both sides)."""
-    shapes = yaml.safe_load(path.read_text())
+    shapes = load_yaml(path, "grasp shapes")
     joints = scene.layout.hands["right"].joints
     out = {}
     for name, values in shapes.items():
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: {name}: a grasp is a mapping of joint name -> angle (rad), got {values!r}")
         q = np.zeros(len(joints))
         for i, joint in enumerate(joints):
             local = joint.removeprefix("right_")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from devices.synthetic import SyntheticOperator
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 from teleop.core.seeding import stable_rng
 from teleop.control.synthetic.human import HandShapes, HumanNoise, HumanStream, load_grasps
 from teleop.control.synthetic.motion import Key
@@ -23,8 +23,11 @@ def segment_starts(spec, dt: float) -> tuple[float, ...]:
     return tuple(starts)
 
 
+DEFAULT_NOISE = HumanNoise()        # frozen: one shared default is safe
+
+
 def plan_episode(runtime, retargeter, script: Script | None = None, seed: int = 0,
-                 noise: HumanNoise = HumanNoise()) -> HumanStream:
+                 noise: HumanNoise = DEFAULT_NOISE) -> HumanStream:
     """Plan the current (just reset) episode of ``runtime``'s task; returns the human stream."""
     script = script or load_script(runtime.spec.id)
     scene, data = runtime.sim.scene, runtime.sim.data
@@ -40,7 +43,7 @@ def plan_episode(runtime, retargeter, script: Script | None = None, seed: int = 
 
 
 def synthetic_device(runtime, retargeter, script: Script | None = None, seed: int = 0, clock: str = "lockstep",
-                     noise: HumanNoise = HumanNoise()) -> SyntheticOperator:
+                     noise: HumanNoise = DEFAULT_NOISE) -> SyntheticOperator:
     stream = plan_episode(runtime, retargeter, script, seed, noise)
     return SyntheticOperator(stream.frame_at, stream.duration, clock=clock, dt=runtime.sim.scene.control_dt)
 

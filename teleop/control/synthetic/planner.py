@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from teleop.core.errors import ConfigError
-from teleop.robot import SIDES
+from teleop.core.conventions import SIDES
 from teleop.control.synthetic.motion import Key, Timeline
 from teleop.control.synthetic.scene_query import SceneQuery
 from teleop.control.synthetic.script import Script, Step

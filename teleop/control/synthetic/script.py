@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from teleop.core.errors import ConfigError, choices
+from teleop.core.yamlio import load_yaml
 
 SCRIPT_DIR = Path(__file__).with_name("scripts")
 STEP_KINDS = ("grasp", "place", "press", "pull", "hook", "move", "release", "wait", "rest", "expect")
@@ -64,11 +63,7 @@ def load_script(task_id: str, folder: Path = SCRIPT_DIR) -> Script:
     if not path.exists():
         known = sorted(p.stem for p in Path(folder).glob("*.yaml"))
         raise ConfigError(f"no synthetic-operator script for task {task_id!r}; scripted tasks: {choices(known)}")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    script = parse_script(raw, str(path))
+    script = parse_script(load_yaml(path, "synthetic-operator script"), str(path))
     if script.task != task_id:
         raise ConfigError(f"{path}: task is {script.task!r}, expected {task_id!r}")
     return script

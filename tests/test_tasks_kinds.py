@@ -1,0 +1,82 @@
+"""Object kinds carry their behaviour as data: defaults and automatic events live on the kind."""
+from __future__ import annotations
+
+import ast
+import copy
+from pathlib import Path
+
+import pytest
+
+from teleop.tasks import build_task, parse_spec
+from teleop.tasks.args import ARG_KINDS
+from teleop.tasks.kinds import AutoEvent, Kind
+from teleop.tasks.objects import KINDS, kind_defaults
+from teleop.tasks.spec import automatic_events
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = {
+    "id": "bells", "axis": "memory", "instruction": "Ring the bell twice.", "ordered": False,
+    "objects": [{"name": "bell", "kind": "button", "fixed": True, "spawn": {"center": [0.5, 0.1]}},
+                {"name": "cube", "kind": "box", "size": [0.02, 0.02, 0.02], "spawn": {"center": [0.45, -0.2]}}],
+    "subtasks": [{"name": "Ring twice", "weight": 100,
+                  "predicates": [{"type": "event_count_exactly", "event": "bell.presses", "n": 2}]}],
+}
+
+
+def _kind_name_comparisons(tree: ast.AST) -> list[int]:
+    """Lines comparing something's ``.kind`` (or a ``kind`` variable) with an object kind's name.
+
+    Argument kinds (``Arg.kind``: 'object', 'container', ...) are another vocabulary: left out."""
+    names = set(KINDS) - set(ARG_KINDS)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            kindish = any(isinstance(s, ast.Attribute) and s.attr == "kind" or isinstance(s, ast.Name)
+                          and s.id in ("kind", "kind_name") for s in sides)
+            literals = {c.value for s in sides for c in ast.walk(s) if isinstance(c, ast.Constant)}
+            if kindish and literals & names:
+                out.append(node.lineno)
+    return out
+
+
+def test_no_shared_code_compares_an_object_kind_name():
+    offenders = []
+    for path in [*(ROOT / "teleop").rglob("*.py"), *(ROOT / "ui").rglob("*.py"), *(ROOT / "recordings").rglob("*.py")]:
+        if path.parent.name == "synthetic":       # the operator's script steps have kinds of their own
+            continue
+        offenders += [f"{path.relative_to(ROOT)}:{n}" for n in _kind_name_comparisons(ast.parse(path.read_text()))]
+    assert offenders == []
+
+
+def test_button_behaviour_is_on_its_kind():
+    button = KINDS["button"]
+    assert button.auto_events == (AutoEvent("press_counter", "presses", "button"),)
+    assert kind_defaults("button") == {"radius": 0.025, "travel": 0.008, "rgba": [0.7, 0.7, 0.7, 1.0]}
+    assert kind_defaults("nail")["travel"] == 0.03 and kind_defaults("drawer_box").get("travel") is None
+    assert all(not k.auto_events for name, k in KINDS.items() if name != "button")
+
+
+def test_a_new_kind_with_an_automatic_event_needs_no_code_elsewhere(monkeypatch):
+    """A doorbell is a button under another name whose counter is called ``rings``: registering
+    the kind is all it takes for specs to count its presses (namespace, events, userdata)."""
+    bell = KINDS["button"]
+    monkeypatch.setitem(KINDS, "doorbell", Kind(bell.build, bell.params, (), True, False, dict(bell.defaults),
+                                                (AutoEvent("press_counter", "rings", "button"),)))
+    raw = copy.deepcopy(SPEC)
+    raw["objects"][0]["kind"] = "doorbell"
+    raw["subtasks"][0]["predicates"][0]["event"] = "bell.rings"
+    spec = parse_spec(raw, "bells.yaml")
+    assert [(e.type, e.name, e.args) for e in automatic_events(spec.objects)] == [
+        ("press_counter", "bell.rings", {"button": "bell"})]
+    task = build_task(spec)
+    assert list(task.world.events) == ["bell.rings"] and task.scene.model.nuserdata == 2
+    raw["subtasks"][0]["predicates"][0]["event"] = "bell.presses"          # not a button any more
+    with pytest.raises(Exception, match=r"unknown event 'bell.presses'; valid choices: 'bell.rings'"):
+        parse_spec(raw, "bells.yaml")
+
+
+def test_buttons_still_count_presses():
+    spec = parse_spec(copy.deepcopy(SPEC), "bells.yaml")
+    task = build_task(spec)
+    assert list(task.world.events) == ["bell.presses"] and task.scene.model.nuserdata == 2

@@ -124,7 +124,7 @@ class ArmSolver:
         self._args: tuple | None = None                         # the solve's (p_star, R_star, x_prev)
         self.direct_slsqp = True           # False: through scipy.optimize.minimize (same SLSQP, slower)
         self.goal: np.ndarray | None = None      # a better configuration the arm is moving to
-        self._last_target = None
+        self._last_target: tuple[np.ndarray, np.ndarray] | None = None
         self._seed_turn = 0
         self._goal_ticks = 0
         self._step = cfg.max_step
@@ -220,12 +220,11 @@ class ArmSolver:
         coordinates. Returns (x, iterations, SciPy mode); x never costs more than x0."""
         self._key, self._args = None, (p_star, R_star, x_prev)
         S = self._preconditioner(x0)
-        A = [S, -S]
-        b = [x0 - lo, hi - x0]
+        rows, bounds = [S, -S], [x0 - lo, hi - x0]
         if constraints is not None and constraints.G.size:
-            A.append(constraints.G @ S)
-            b.append(constraints.h + constraints.G @ (x0 - constraints.q0))
-        A, b = np.vstack(A), np.concatenate(b)
+            rows.append(constraints.G @ S)
+            bounds.append(constraints.h + constraints.G @ (x0 - constraints.q0))
+        A, b = np.vstack(rows), np.concatenate(bounds)
 
         def fun(z):
             f, g = self._eval(x0 + S @ z, p_star, R_star, x_prev)

@@ -110,7 +110,8 @@ class BimanualRetargeter:
             self.hands[side].reset(self.last[self.idx[side][1]])
             self.filters[side] = (OneEuro(cfg.hand_filter), OneEuro(cfg.wrist_filter),
                                   RotationOneEuro(cfg.rotation_filter, cfg.filter_radius))
-        self.proxies, self._sep_cache = None, {}
+        self.proxies = None
+        self._sep_cache: dict[str, tuple[tuple[np.ndarray, np.ndarray], float, np.ndarray]] = {}
         if cfg.separation.enabled:
             same_model = hand_model is model       # the hand's joints move the proxies too
             self.proxies = {side: SideProxies(model, cfg.separation, cfg.arm.joint_names(side),

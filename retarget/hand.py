@@ -145,7 +145,7 @@ class HandSolver:
         self._bone_rows[np.arange(len(BONES)), self._bone_i] = -1.0
         self._bone_w = self.weights[self._bone_j]       # a bone weighs as its distal node
         self._digit_reach = self.bone_lengths.reshape(len(DIGITS), 3).sum(axis=1)   # straight digit, base to tip
-        self._p = None                                   # keypoints (world) at the last FK of a solve
+        self._p: np.ndarray = np.zeros((0, 3))           # keypoints (world) at the last FK of a solve
 
     # -- kinematics in the palm frame ------------------------------------------------------------
     def _root(self, body: str) -> None:
@@ -223,7 +223,7 @@ class HandSolver:
             pinch = pinch * mask[TIPS[0]] * mask[self._tips]
         pos = np.diag(np.sqrt(w * node_s))
         rows = [pos, self._pinch_rows * np.sqrt(pinch)[:, None]]
-        B = [pos @ target, rows[1] @ target]
+        cols = [pos @ target, rows[1] @ target]
         bones = None
         if self.cfg.bone_weight > 0:
             bw = self.cfg.bone_weight * self._bone_w * (1.0 - s[self._bone_digit])
@@ -233,8 +233,8 @@ class HandSolver:
             bones = v * (self.bone_lengths / np.maximum(np.sqrt(np.einsum("ij,ij->i", v, v)), 1e-9))[:, None]
             sw = np.sqrt(bw)[:, None]
             rows.append(self._bone_rows * sw)
-            B.append(sw * bones)
-        A, B = np.vstack(rows), np.vstack(B)
+            cols.append(sw * bones)
+        A, B = np.vstack(rows), np.vstack(cols)
         keep = A.any(axis=1)                  # rows with no weight (an open digit's positions...) cost work only
         return A[keep], B[keep], s, bones
 

@@ -4,7 +4,8 @@ constraints for the arm solver.
 Each side is a set of capsules (segments with a radius) that cover its collision geometry: every
 collision geom in the subtree of ``root_body`` (the arm from the elbow out, the palm, every finger
 segment; capsules as they are, a box or cylinder inside its enclosing capsule, a sphere as a point
-with its radius), with the hand at its last solution, plus any ``capsules`` the config adds. Before one arm is solved, every
+with its radius), with the hand at its last solution, plus any ``capsules`` the config adds. Before
+one arm is solved, every
 (own proxy, other side's proxy) pair closer than ``activation`` becomes one linear inequality on
 the arm joints q (7,)::
 
@@ -72,9 +73,9 @@ def geom_capsules(model: mujoco.MjModel, root: str, where: str) -> list[tuple[st
             a = int(model.body_parentid[a])
         if a != rid or not (model.geom_contype[g] or model.geom_conaffinity[g]):
             continue
-        R = np.zeros(9)
-        mujoco.mju_quat2Mat(R, model.geom_quat[g])
-        R, pos, size = R.reshape(3, 3), model.geom_pos[g], model.geom_size[g]
+        flat = np.zeros(9)
+        mujoco.mju_quat2Mat(flat, model.geom_quat[g])
+        R, pos, size = flat.reshape(3, 3), model.geom_pos[g], model.geom_size[g]
         kind = int(model.geom_type[g])
         if kind in (int(mujoco.mjtGeom.mjGEOM_CAPSULE), int(mujoco.mjtGeom.mjGEOM_CYLINDER)):
             axis, half, radius = R[:, 2], size[1], size[0]
@@ -108,7 +109,7 @@ class SideProxies:
         self.hand_qadr = np.array([model.joint(n).qposadr[0] for n in hand_joints], dtype=int)
         self.a, self.b = np.arange(0, len(specs), 2), np.arange(1, len(specs), 2)
         self.radius = np.array(radii)
-        self._p = None
+        self._p: np.ndarray = np.zeros((0, 3))
 
     def segments(self, q_arm: np.ndarray, q_hand: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """World segment ends (S, 3), (S, 3) at these joints; leaves the FK there (for jacobian)."""

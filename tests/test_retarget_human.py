@@ -11,11 +11,11 @@ from reach import reachable
 from retarget import load_config
 from teleop.control.operator_map import operator_input
 from teleop.control.synthetic import webxr_hand as wh
-from teleop.control.synthetic.person import (ARM_RANGES, HAND_FLEXION_DEG, NEUTRAL_ARM, HandState, HumanArm,
+from teleop.core.conventions import SIDES
+from teleop.control.synthetic.person import (ARM_RANGES, HAND_FLEXION_DEG, NEUTRAL_ARM, HumanArm,
                                              HumanHand, HumanOperator, Key, Motion, arm, fist_shape,
                                              pinch_shape, point_shape, reach_elbow_deg, relaxed_shape)
 
-SIDES = ("left", "right")
 ROBOT_FLEX = {"thumb_mcp": "thumb_mcp_flex", "thumb_ip": "thumb_ip",
               **{f"{f}_{j}": f"{f}_{'mcp_flex' if j == 'mcp' else j}" for f in ("index", "middle", "ring", "little")
                  for j in ("mcp", "pip", "dip")}}

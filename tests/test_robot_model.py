@@ -121,7 +121,8 @@ def test_the_two_sides_collide_with_each_other_but_never_with_themselves(scene):
     assert len(side_of) > 40
     for g1, s1 in side_of.items():
         for g2, s2 in list(side_of.items())[:60]:
-            pair = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
+            pair = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or \
+                bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
             assert pair == (s1 != s2), (m.geom(g1).name, m.geom(g2).name)
     table = m.geom("table_top").id
     for g in side_of:                                            # and every robot geom touches the world

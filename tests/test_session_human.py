@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
-import pytest
 
 from devices.synthetic import SyntheticOperator
 from teleop.control.episode import Episode, EpisodeOptions

@@ -31,9 +31,9 @@ from retarget.nodes import webxr_to_nodes
 from retarget.profile import DEFAULT_PROFILE, OperatorProfile, finger_length
 from teleop.control.synthetic import webxr_hand as wh
 from teleop.control.synthetic.motion import min_jerk
+from teleop.core.conventions import SIDES
 from teleop.core.geometry import mat_to_quat, quat_to_mat
 
-SIDES = ("left", "right")
 ARM_JOINTS = ("shoulder_flexion", "shoulder_abduction", "shoulder_rotation", "elbow_flexion",
               "supination", "wrist_flexion", "wrist_deviation")
 # Active ranges of motion of an adult arm (degrees; AAOS / Norkin & White figures, rounded), in the

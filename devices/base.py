@@ -119,11 +119,16 @@ class BackgroundReader:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 time.sleep(self._timeout)
 
-    def stop(self, join_timeout: float = 2.0) -> None:
+    def stop(self, join_timeout: float = 5.0) -> bool:
+        """Ask the thread to end and wait for it; False if it is still running (a poll that did
+        not return in time: whatever it reads from must then stay open)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(join_timeout)
-            self._thread = None
+        if self._thread is None:
+            return True
+        self._thread.join(join_timeout)
+        stopped = not self._thread.is_alive()
+        self._thread = None
+        return stopped
 
     @property
     def alive(self) -> bool:

@@ -143,8 +143,12 @@ class GloveDevice(Device):
 
     def close(self) -> None:
         if self._reader is not None:
-            self._reader.stop()
-            self._reader = None
+            reader, self._reader = self._reader, None
+            if not reader.stop():
+                # ZeroMQ sockets are not thread-safe: closing one under a poll that is still
+                # running can crash the process. Leave them (and the context) to the process.
+                self._sub = self._pub = self._ctx = None
+                return
         for sock in (self._sub, self._pub):
             if sock is not None:
                 sock.close(0)

@@ -87,6 +87,35 @@ class DropCounter:
             return sum(self._counts.values())
 
 
+class ActionQueue:
+    """Operator actions from a device's reader thread to the control loop (``take``).
+
+    Bounded: a device that floods presses (a bug, a stuck button) loses the oldest beyond
+    ``MAX_PENDING_ACTIONS``, never the loop's memory; the loop drains it every tick (40 ms), so a
+    real operator never comes close."""
+
+    MAX_PENDING_ACTIONS = 32
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._items: list[tuple[str, object]] = []
+        self.put_count = 0
+        self.overflowed = 0
+
+    def put(self, name: str, arg: object = None) -> None:
+        with self._lock:
+            self._items.append((name, arg))
+            self.put_count += 1
+            if len(self._items) > self.MAX_PENDING_ACTIONS:
+                del self._items[0]
+                self.overflowed += 1
+
+    def take(self) -> list[tuple[str, object]]:
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+
 class BackgroundReader:
     """One daemon thread calling ``poll(timeout_s)`` until stopped.
 
@@ -119,11 +148,16 @@ class BackgroundReader:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 time.sleep(self._timeout)
 
-    def stop(self, join_timeout: float = 2.0) -> None:
+    def stop(self, join_timeout: float = 5.0) -> bool:
+        """Ask the thread to end and wait for it; False if it is still running (a poll that did
+        not return in time: whatever it reads from must then stay open)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(join_timeout)
-            self._thread = None
+        if self._thread is None:
+            return True
+        self._thread.join(join_timeout)
+        stopped = not self._thread.is_alive()
+        self._thread = None
+        return stopped
 
     @property
     def alive(self) -> bool:
@@ -201,6 +235,12 @@ class Device(abc.ABC):
     def stats(self) -> dict:
         """Counters for the UI / reports (accepted, dropped by reason, ...)."""
         return {}
+
+    def take_actions(self) -> list[tuple[str, object]]:
+        """Operator actions asked for on the device since the last call (a HUD button pinched, a
+        glove button pressed), oldest first: ``(name, arg)`` with ``name`` one of
+        ``teleop.core.conventions.OPERATOR_ACTIONS``. Never blocks; a device without buttons has none."""
+        return []
 
     # Feedback channels. The control loop calls all of them every tick on any device; a device
     # without that channel ignores the call (no per-device special cases in the loop).

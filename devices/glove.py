@@ -13,10 +13,11 @@ import zmq
 
 from dataclasses import dataclass, field
 
-from devices.base import BackgroundReader, ConnectionInfo, Device, DeviceError, DropCounter, LatestFrame, Reading
+from devices.base import (ActionQueue, BackgroundReader, ConnectionInfo, Device, DeviceError, DropCounter,
+                          LatestFrame, Reading)
 from devices.config import DeviceConfig, DeviceContext
 from devices.frame import NUM_NODES, FrameError, HandFrame, OperatorFrame
-from devices.glove_protocol import (GloveHand, GlovePacket, PacketError, decode_glove, decode_haptic,
+from devices.glove_protocol import (BUTTONS, GloveHand, GlovePacket, PacketError, decode_glove, decode_haptic,
                                     encode_glove, encode_haptic)
 from devices.handmodel import nominal_wrist, world_nodes
 
@@ -33,6 +34,13 @@ def packet_to_frame(packet: GlovePacket, received: float, device: str = "glove")
 
 
 DEVICE_NAME = "glove"
+# A press within this long of the same button's previous press is contact bounce (or a
+# double press that would start and at once stop a take), not a second press.
+BUTTON_DEBOUNCE_S = 0.3
+# A glove cannot offer the window's list of reasons, so its Reject button says "other" (the
+# list's catch-all, ui.record_panel.REJECT_REASONS); the reviewer can refine it in the window.
+GLOVE_REJECT_REASON = "other"
+BUTTON_ARGS: dict[str, object] = {"reject": GLOVE_REJECT_REASON}
 
 
 @DeviceConfig.register_subclass(DEVICE_NAME)
@@ -73,6 +81,9 @@ class GloveDevice(Device):
         self._reader: BackgroundReader | None = None
         self._haptic_seq = 0
         self.haptics_endpoint = ""
+        self._actions = ActionQueue()
+        self._held: frozenset[str] = frozenset()
+        self._pressed_at: dict[str, float] = {}
 
     def connect(self) -> None:
         if self._ctx is not None:
@@ -124,7 +135,21 @@ class GloveDevice(Device):
             self.sequence_gaps += 1        # lost or restarted: informative, still accepted
         self._last_seq = packet.sequence
         self._slot.put(frame)
+        self._buttons(packet.buttons, received)
         return True
+
+    def _buttons(self, held: frozenset[str], now: float) -> None:
+        """A button's rising edge is one press -> one operator action (held longer: still one).
+        A lost packet only delays an edge; it never makes a second one."""
+        for name in BUTTONS:
+            if name in held and name not in self._held:
+                if now - self._pressed_at.get(name, -float("inf")) >= BUTTON_DEBOUNCE_S:
+                    self._actions.put(name, BUTTON_ARGS.get(name))
+                self._pressed_at[name] = now
+        self._held = held
+
+    def take_actions(self) -> list[tuple[str, object]]:
+        return self._actions.take()
 
     def read(self) -> Reading:
         return self._slot.get()
@@ -143,8 +168,12 @@ class GloveDevice(Device):
 
     def close(self) -> None:
         if self._reader is not None:
-            self._reader.stop()
-            self._reader = None
+            reader, self._reader = self._reader, None
+            if not reader.stop():
+                # ZeroMQ sockets are not thread-safe: closing one under a poll that is still
+                # running can crash the process. Leave them (and the context) to the process.
+                self._sub = self._pub = self._ctx = None
+                return
         for sock in (self._sub, self._pub):
             if sock is not None:
                 sock.close(0)
@@ -164,7 +193,7 @@ class GloveDevice(Device):
         return ConnectionInfo(where if self.is_connected else f"not connected ({where})")
 
     def stats(self) -> dict:
-        return {"received": self.received, "accepted": self._slot.accepted,
+        return {"received": self.received, "accepted": self._slot.accepted, "actions": self._actions.put_count,
                 "dropped": self.drops.snapshot(), "sequence_gaps": self.sequence_gaps,
                 "reader_errors": self._reader.errors if self._reader else 0}
 
@@ -190,8 +219,9 @@ class GloveLink:
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.sub.connect(endpoint)
 
-    def send(self, sequence: int, timestamp: float, hands: dict[str, GloveHand], engage=False) -> None:
-        self.pub.send(encode_glove(sequence, timestamp, hands, engage))
+    def send(self, sequence: int, timestamp: float, hands: dict[str, GloveHand], engage=False,
+             buttons: frozenset[str] | set[str] = frozenset()) -> None:
+        self.pub.send(encode_glove(sequence, timestamp, hands, engage, buttons))
 
     def send_raw(self, data: bytes) -> None:
         self.pub.send(data)

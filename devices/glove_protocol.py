@@ -29,7 +29,12 @@ HAPTIC_MAGIC = b"THAP"
 FLAG_ENGAGE = 1 << 0
 FLAG_PRESENT = {"left": 1 << 1, "right": 1 << 2}
 FLAG_WRIST = {"left": 1 << 3, "right": 1 << 4}
-KNOWN_FLAGS = FLAG_ENGAGE | sum(FLAG_PRESENT.values()) | sum(FLAG_WRIST.values())
+# Operator buttons on the glove (level signals, like engage: set while held), one flag bit each;
+# the app turns a press (the bit's rising edge) into the operator action of the same name. Bits
+# 5-8 were "must be 0" in version 1, so older gloves (never setting them) stay valid as they are.
+FLAG_BUTTON = {"record": 1 << 5, "accept": 1 << 6, "reject": 1 << 7, "rerecord": 1 << 8}
+BUTTONS: tuple[str, ...] = tuple(FLAG_BUTTON)
+KNOWN_FLAGS = FLAG_ENGAGE | sum(FLAG_PRESENT.values()) | sum(FLAG_WRIST.values()) | sum(FLAG_BUTTON.values())
 HAND_FLOATS = NUM_ANGLES + 7
 _HEADER = struct.Struct("<4sHHQd")
 _GLOVE = struct.Struct(f"<4sHHQd{2 * HAND_FLOATS}f")
@@ -64,6 +69,7 @@ class GlovePacket:
     timestamp: float
     engage: bool
     hands: dict                 # side -> GloveHand, only the hands present
+    buttons: frozenset[str] = frozenset()   # the buttons held (names from ``BUTTONS``)
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,13 @@ def _seal(body: bytes) -> bytes:
     return body + _CRC.pack(zlib.crc32(body))
 
 
-def encode_glove(sequence: int, timestamp: float, hands: dict, engage: bool = False) -> bytes:
-    """Pack a glove packet. ``hands``: side -> ``GloveHand`` (missing sides are absent)."""
+def encode_glove(sequence: int, timestamp: float, hands: dict, engage: bool = False,
+                 buttons: frozenset[str] | set[str] = frozenset()) -> bytes:
+    """Pack a glove packet. ``hands``: side -> ``GloveHand`` (missing sides are absent);
+    ``buttons``: the names (``BUTTONS``) held."""
     flags = FLAG_ENGAGE if engage else 0
+    for name in buttons:
+        flags |= FLAG_BUTTON[name]
     floats: list[float] = []
     for side in SIDES:
         hand = hands.get(side)
@@ -143,7 +153,8 @@ def decode_glove(data: bytes) -> GlovePacket:
         raise PacketError("nonfinite", "NaN or infinite hand value")
     hands = {side: _decode_hand(side, values[i], bool(flags & FLAG_WRIST[side]))
              for i, side in enumerate(SIDES) if flags & FLAG_PRESENT[side]}
-    return GlovePacket(int(seq), float(timestamp), bool(flags & FLAG_ENGAGE), hands)
+    held = frozenset(name for name, bit in FLAG_BUTTON.items() if flags & bit)
+    return GlovePacket(int(seq), float(timestamp), bool(flags & FLAG_ENGAGE), hands, held)
 
 
 def encode_haptic(sequence: int, timestamp: float, forces) -> bytes:

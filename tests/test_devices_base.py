@@ -1,6 +1,7 @@
 """Device base: latest-frame slot, background reader survival, registry, frame validation."""
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -48,8 +49,17 @@ def test_background_reader_survives_exceptions():
     while len(calls) < 6 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert reader.alive and reader.errors >= 3 and "bad packet" in reader.last_error
-    reader.stop()
+    assert reader.stop()
     assert not reader.alive
+
+
+def test_a_reader_stuck_in_its_poll_says_so_when_stopped():
+    release = threading.Event()
+    reader = BackgroundReader("stuck-reader", lambda timeout: release.wait(), poll_timeout=0.01)
+    reader.start()
+    time.sleep(0.05)
+    assert not reader.stop(join_timeout=0.1)       # still inside the poll: the caller must not close its source
+    release.set()
 
 
 def test_registry_and_duplicate_names():

@@ -11,7 +11,7 @@ import zmq
 
 import devices
 from devices.frame import Pose
-from devices.glove import GloveDevice, GloveLink
+from devices.glove import BUTTON_DEBOUNCE_S, GLOVE_REJECT_REASON, GloveDevice, GloveLink
 from devices.glove_motion import GloveMotion
 from devices.glove_protocol import (GLOVE_SIZE, GloveHand, PacketError, decode_glove, decode_haptic,
                                     encode_glove, encode_haptic)
@@ -227,3 +227,27 @@ def test_glove_sim_command_streams_to_the_device_and_prints_haptics():
     assert max(reach) - min(reach) > 0.04                       # the fingers open and close
     assert engaged[0] is False and engaged[-1] is True          # the button comes on after 0.5 s
     assert result["haptic_packets"] > 10 and any("haptics #" in line and "2.5" in line for line in lines)
+
+
+def test_glove_buttons_over_zeromq_are_one_action_per_press(glove_pair):
+    """A button's rising edge is one press (held: still one; bounced within the debounce: one);
+    Reject carries the glove's catch-all reason; old packets without buttons press nothing."""
+    link, dev = glove_pair
+    hands = GloveMotion().hands(0.5)
+    assert dev.take_actions() == []                          # the fixture's probes carry no buttons
+    seq = iter(range(2000, 3000))
+
+    def send(*held):
+        link.send(next(seq), 1.0, hands, buttons=set(held))
+
+    for held in (("record",), ("record",), ("record",), (), ("record",)):   # held, released, bounced
+        send(*held)
+    assert _wait(lambda: dev.read().frame.sequence == 2004)
+    assert dev.take_actions() == [("record", None)]
+    time.sleep(BUTTON_DEBOUNCE_S + 0.05)
+    for held in ((), ("accept",), ("accept", "reject"), ()):
+        send(*held)
+    assert _wait(lambda: dev.read().frame.sequence == 2008)
+    assert dev.take_actions() == [("accept", None), ("reject", GLOVE_REJECT_REASON)]
+    assert decode_glove(encode_glove(1, 0.0, hands, buttons={"rerecord"})).buttons == {"rerecord"}
+    assert dev.stats()["actions"] == 3 and dev.stats()["dropped"] == {}

@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 
 import devices
 from devices.webxr.certs import ensure_certificate
-from devices.webxr.messages import NODE_FROM_JOINT, MessageError, load_json, parse_frame
+from devices.webxr.messages import NODE_FROM_JOINT, MessageError, load_json, parse_action, parse_frame
 from devices.webxr.scene_msgs import scene_message
 from devices.webxr.server import HeadsetServer
 from teleop.core.errors import ConfigError
@@ -237,3 +237,36 @@ def test_robot_scene_converts_to_scene_and_pose_messages():
     np.testing.assert_allclose(bodies["left_link1"][:3], data.body("left_link1").xpos, atol=1e-5)
     with pytest.raises(ConfigError, match="7 numbers"):
         poses_message({"a": [1, 2, 3]}, 1)
+
+
+@pytest.mark.parametrize("msg, names", [
+    ({"type": "action"}, ("action.name missing", "valid: ")),
+    ({"type": "action", "name": "launch_missiles"}, ("action.name 'launch_missiles'", "accept")),
+    ({"type": "action", "name": 3}, ("action.name 3", "record")),
+    ({"type": "action", "name": "reject", "arg": [1]}, ("action.arg of 'reject'", "list")),
+    ({"type": "action", "name": "reject", "arg": "x" * 201}, ("action.arg of 'reject'", "200 characters")),
+])
+def test_malformed_action_names_the_field_and_the_choices(msg, names):
+    with pytest.raises(MessageError) as err:
+        parse_action(msg)
+    assert err.value.reason == "action"
+    for text in names:
+        assert text in str(err.value), str(err.value)
+
+
+def test_actions_over_the_websocket_reach_the_device_malformed_ones_are_dropped_and_logged(headset):
+    url = f"wss://127.0.0.1:{headset.server.port}/ws?code={headset.pairing_code}"
+    with connect(url, ssl=_tls(), open_timeout=5) as ws:
+        for text in ('{"type": "action", "name": "record", "arg": null}', '{"type": "action", "name": "fly"}',
+                     '{"type": "action", "name": "reason", "arg": 2}',
+                     '{"type": "action", "name": "back", "arg": 1e400}',      # JSON's inf
+                     '{"type": "action", "name": "reject", "arg": "dropped the object"}'):
+            ws.send(text)
+        deadline = time.monotonic() + 5
+        while headset.stats()["received"] < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    stats = headset.stats()
+    assert headset.take_actions() == [("record", None), ("reason", 2), ("reject", "dropped the object")]
+    assert stats["actions"] == 3 and stats["dropped"] == {"action": 2}
+    assert "action.arg of 'back' must be finite" in stats["last_error"]
+    assert headset.take_actions() == []

@@ -92,3 +92,43 @@ def test_browser_streams_hands_renders_poses_and_reconnects(session):
     assert browser.evaluate("__teleop.scenes") == 2          # scene and HUD re-sent on reconnect
     _publish_until_acked(dev, browser, 0.9, seq=2)
     assert dev.stats()["connects"] == 2 and dev.stats()["dropped"] == {}
+
+
+REVIEW_HUD = {"instruction": "Pick up the cube", "mode": "REVIEW", "elapsed_s": 3.0, "remaining_s": 5.0,
+              "accepted": 2, "target": 10,
+              "buttons": [{"label": "Accept", "name": "accept"}, {"label": "Reject…", "name": "reject"}]}
+
+
+def _pinch_midpoint(browser):
+    """Where the emulated right hand's thumb and index tips meet, once the page has streamed them."""
+    tips = browser.wait_for("__teleop.tips.right", 5)
+    return (np.array(tips[0]) + np.array(tips[1])) / 2
+
+
+def test_pinching_a_hud_button_sends_its_action_once(session):
+    """iwer's hand poses: the right hand moved onto the Accept button and pinched there presses it
+    once (held, it does not repeat); pinches elsewhere press nothing; the HUD shows the mode line."""
+    dev, browser = session
+    dev.publish_hud(REVIEW_HUD)
+    browser.wait_for("window.__teleopProbe && __teleop.xr === 'running' && __teleopProbe.buttons().length === 2",
+                     30)
+    assert browser.evaluate("__teleop.hudLines.mode") == "REVIEW · 3 s · 5 s left · accepted 2/10"
+    browser.evaluate("__teleopEmulation.motion = 'hold'; __teleopEmulation.pinch.right = 1")
+    time.sleep(0.5)                                          # a few frames at the closed pose
+    hand = np.array(browser.evaluate("__teleopEmulation.hands.right"))
+    offset = _pinch_midpoint(browser) - hand                 # closed-pinch midpoint from the hand
+    assert browser.evaluate("__teleop.presses") == []        # pinching away from the buttons
+    browser.evaluate("__teleopEmulation.pinch.right = 0")
+    centre = np.array(browser.evaluate("__teleopProbe.buttons()[0].centre"))
+    target = (centre - offset).round(4).tolist()
+    browser.evaluate(f"__teleopEmulation.hands.right = {target}")
+    time.sleep(0.5)
+    assert browser.evaluate("__teleop.presses") == []        # an open hand on the button presses nothing
+    browser.evaluate("__teleopEmulation.pinch.right = 1")
+    browser.wait_for("__teleop.presses.length === 1", 10)
+    assert browser.evaluate("__teleop.buttonHover") == 0     # the pinched button is lit
+    time.sleep(1.0)                                          # held: still one press
+    assert browser.evaluate("__teleop.presses") == ["accept"]
+    assert _wait(lambda: dev.stats()["actions"] == 1)
+    assert dev.take_actions() == [("accept", None)] and dev.take_actions() == []
+    assert dev.stats()["dropped"] == {}

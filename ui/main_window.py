@@ -57,6 +57,7 @@ class MainWindow(WindowRefresh, QMainWindow):
         self._model_version = -1
         self.reconnect_pending = False
         self._counts_dirty = True                  # the task list's counts: re-read only after a change
+        self._device_hud: dict | None = None        # the flow's HUD fields last sent to the station
         self.watchdog = LoopWatchdog(self.station, parent=self)
         self._build()
         self._wire()

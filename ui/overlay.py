@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PyQt6.QtCore import QRectF, Qt
-from PyQt6.QtGui import QColor, QFont, QPainter
+from PyQt6.QtGui import QColor, QFont, QFontMetrics, QPainter
 
 COLOURS = {"LIVE": "#2e7d32", "STARTING": "#f9a825", "RECORDING": "#c62828", "FINISHING": "#f9a825",
            "REVIEW": "#1565c0", "LOOP STOPPED": "#6a1b9a"}
+TITLE_SHARE = 0.45       # the mode word takes at most this share of the band; the times get the rest
+MARGIN = 14              # px between the band's edges, the mode word and the text
 
 
 @dataclass(frozen=True)
@@ -49,22 +51,30 @@ def overlay_for(mode: str, snap, review=None, accepted: int = 0, target: int = 0
 
 
 def paint_overlay(painter: QPainter, rect, overlay: Overlay) -> None:
-    """A translucent band along the top of ``rect``."""
+    """A translucent band along the top of ``rect``: the mode on the left, the two lines of text
+    right-aligned in what is left of it (elided, never drawn over the mode)."""
     height = max(56, min(96, rect.height() // 7))
     band = QRectF(rect.left(), rect.top(), rect.width(), height)
     painter.fillRect(band, QColor(0, 0, 0, 150))
     title = QFont()
     title.setPixelSize(int(height * 0.55))
     title.setBold(True)
+    title_width = QFontMetrics(title).horizontalAdvance(overlay.mode)
+    if title_width > band.width() * TITLE_SHARE:          # a narrow view: a smaller mode word
+        title.setPixelSize(max(12, int(title.pixelSize() * band.width() * TITLE_SHARE / title_width)))
+        title_width = QFontMetrics(title).horizontalAdvance(overlay.mode)
     painter.setFont(title)
     painter.setPen(QColor(overlay.colour).lighter(150))
-    left = QRectF(band.left() + 14, band.top(), band.width() * 0.45, band.height())
+    left = QRectF(band.left() + MARGIN, band.top(), title_width + 1, band.height())
     painter.drawText(left, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, overlay.mode)
     small = QFont()
     small.setPixelSize(max(12, int(height * 0.24)))
     painter.setFont(small)
     painter.setPen(QColor("#ffffff"))
-    right = QRectF(band.left() + band.width() * 0.32, band.top() + 4, band.width() * 0.68 - 14, band.height() / 2)
-    painter.drawText(right, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, overlay.line)
-    lower = QRectF(right.left(), band.top() + band.height() / 2, right.width(), band.height() / 2 - 4)
-    painter.drawText(lower, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, overlay.detail)
+    x0 = left.right() + 2 * MARGIN
+    width = max(0.0, band.right() - MARGIN - x0)
+    metrics = QFontMetrics(small)
+    for row, text in enumerate((overlay.line, overlay.detail)):
+        box = QRectF(x0, band.top() + 4 + row * (band.height() / 2 - 4), width, band.height() / 2 - 4)
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideLeft, int(width))
+        painter.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, shown)

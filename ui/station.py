@@ -24,8 +24,10 @@ from teleop.control.autostop import AutoStop
 from teleop.control.device_faults import failed_while_running
 from teleop.control.episode import device_configs
 from teleop.control.loop import RealtimeLoop
+from teleop.control.publish import DevicePublisher
 from teleop.control.session import Session
-from teleop.core.errors import TeleopError
+from teleop.core.conventions import OPERATOR_ACTIONS
+from teleop.core.errors import TeleopError, choices
 from teleop.robot import SIDES, default_control_hz
 from teleop.tasks import TaskRuntime
 from ui.station_commands import StationCommands, _Bundle
@@ -68,6 +70,8 @@ class Station(StationTakes, StationCommands):
         self.loop = RealtimeLoop(self._tick, default_control_hz(), name="station")
         self.finished_takes: queue.Queue = queue.Queue()   # paths of finished take files, for the UI
         self.operator_actions: queue.Queue = queue.Queue()  # (name, arg) from devices, for the window
+        self._hud_flow: dict = {}                     # the window's flow for the device's HUD
+        self._display: tuple[str, object] | None = None   # (model fingerprint, qpos) shown instead of live
         device_configs()                              # every device module registered
 
     @staticmethod
@@ -121,6 +125,18 @@ class Station(StationTakes, StationCommands):
         the window runs it through the same path its keys use (``ui.flow``)."""
         self.operator_actions.put((name, arg))
 
+    def set_hud_flow(self, flow: dict) -> None:
+        """What the window's flow adds to the device's HUD (mode, times, counts, buttons:
+        ``ui.hud_flow``); kept until replaced. Any thread."""
+        with self._lock:
+            self._hud_flow = dict(flow)
+
+    def show_pose(self, fingerprint: str | None, qpos=None) -> None:
+        """Show the device this robot pose instead of the live one (the take under review; its
+        model's ``fingerprint`` must be the live model's), or the live robot again (None). Any thread."""
+        with self._lock:
+            self._display = None if fingerprint is None or qpos is None else (fingerprint, qpos.copy())
+
     def choose_task(self, task_id: str, done=None) -> None:
         """Build the task off-thread, then swap it in at the next tick."""
         def build():
@@ -157,7 +173,9 @@ class Station(StationTakes, StationCommands):
     # -- loop thread ----------------------------------------------------------------------------
     def _tick(self) -> None:
         self._run_commands()
+        self._feed_publishers()
         report = self._step()
+        self._take_device_actions()
         if report is not None and self.session.recorder is not None:
             reason = self._autostop.update(report.score) if self._autostop is not None else None
             if reason is not None:
@@ -201,6 +219,36 @@ class Station(StationTakes, StationCommands):
         if slot.started:
             slot.observe(self.session.frames_received)
         return report
+
+    def _feed_publishers(self) -> None:
+        """The window's flow and review pose into this tick's device publishers."""
+        session, b = self.session, self._bundle
+        if session is None or b is None:
+            return
+        with self._lock:
+            flow, display = self._hud_flow, self._display
+        qpos = display[1] if display is not None and display[0] == b.rt.sim.scene.fingerprint else None
+        for publisher in session.publishers:
+            if isinstance(publisher, DevicePublisher):
+                publisher.hud_extra, publisher.display_qpos = flow, qpos
+
+    def _take_device_actions(self) -> None:
+        """Buttons pressed on the device since the last tick -> the window's flow (the keys' path).
+        A name outside the shared list is a device bug: said once per press, never run."""
+        slot = self.devices
+        if not slot.started or slot.device is None:
+            return
+        try:
+            actions = slot.device.take_actions()
+        except Exception as exc:  # noqa: BLE001 - a device's bug must not stop the loop
+            self._note("device", f"could not read the device's buttons: {type(exc).__name__}: {exc}")
+            return
+        for name, arg in actions:
+            if name in OPERATOR_ACTIONS:
+                self.request_action(name, arg)
+            else:
+                self._note("device", f"the device asked for {name!r}, not an operator action; "
+                                     f"valid: {choices(OPERATOR_ACTIONS)}")
 
     def _note(self, place: str, text: str, level: str = "error") -> None:
         self._notice_seq += 1

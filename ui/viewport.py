@@ -4,6 +4,7 @@ Mouse: left-drag orbits, right- or middle-drag pans, the wheel zooms, double-cli
 """
 from __future__ import annotations
 
+import copy
 import threading
 import time
 
@@ -17,6 +18,15 @@ from ui.overlay import paint_overlay
 
 MAX_RENDER_WIDTH = 720          # software GL: cap the pixels (a 960-px frame cost ~0.17 s of CPU), scale up for display
 IDLE_S = 0.25                   # a still picture is re-rendered this often
+# Setting up a GL context holds the GIL (the UI thread's too) for as long as it takes, and the
+# model's defaults are made for offline renders: a 4096-px shadow map cost ~130 ms per context,
+# an offscreen buffer larger than the view and 4x multisampling ~50 ms more per frame.
+VIEW_SHADOW_SIZE = 2048         # shadow map side: context set-up 130 -> ~20 ms, shadows still crisp at 720 px
+VIEW_MSAA_SAMPLES = 0           # software GL: 4x MSAA doubled the frame cost (88 -> 38 ms at 720 px)
+VIEW_MIN_GEOMS = 1000           # scene capacity: the default 10 000 cost ~20 ms to allocate
+STOP_WAIT_MS = 10_000          # a frame takes well under a second even on a loaded machine
+_PARKED: list = []              # workers that did not stop in time: kept, so Qt never destroys a running thread
+_GL_SETUP = threading.Lock()    # one view sets up (or tears down) a context at a time: their GIL holds never add up
 
 
 class OrbitCamera:
@@ -78,10 +88,12 @@ class RenderWorker(QThread):
         with self._cond:
             self._running = False
             self._cond.notify()
-        self.wait(3000)
+        if not self.wait(STOP_WAIT_MS):
+            _PARKED.append(self)
 
     def run(self) -> None:
         data = mujoco.MjData(self.model)
+        view_model = copy.copy(self.model)
         renderer, cam = None, mujoco.MjvCamera()
         while True:
             with self._cond:
@@ -93,18 +105,17 @@ class RenderWorker(QThread):
                 self._request = None
                 model, self._next_model = self._next_model, None
             if model is not None:
-                self.model, data = model, mujoco.MjData(model)
-                if renderer is not None:
-                    renderer.close()
-                    renderer = None
+                self.model, data, view_model = model, mujoco.MjData(model), copy.copy(model)
+                _close(renderer)
+                renderer = None
             if len(qpos) != self.model.nq:      # a request for the previous model, mid-switch
                 continue
             if renderer is None or (renderer.width, renderer.height) != (w, h):
-                if renderer is not None:
-                    renderer.close()
-                renderer = mujoco.Renderer(self.model, h, w)
+                _close(renderer)
+                renderer = _view_renderer(view_model, w, h)
+            view_model.geom_rgba[:] = self.model.geom_rgba     # scene events recolour the live model
             data.qpos[:] = qpos
-            mujoco.mj_forward(self.model, data)
+            mujoco.mj_forward(view_model, data)
             if isinstance(camera, str):
                 renderer.update_scene(data, camera=camera)
             else:
@@ -114,7 +125,23 @@ class RenderWorker(QThread):
             image = QImage(pixels.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
             self.frames += 1
             self.frame_ready.emit(image)
-        if renderer is not None:
+        _close(renderer)
+
+
+def _view_renderer(view_model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
+    """A renderer for the window's own copy of the model: an offscreen buffer of exactly the
+    view's size, and the cheaper quality settings above (the task's model is never touched)."""
+    quality, offscreen = view_model.vis.quality, view_model.vis.global_
+    quality.shadowsize = min(quality.shadowsize, VIEW_SHADOW_SIZE)
+    quality.offsamples = VIEW_MSAA_SAMPLES
+    offscreen.offwidth, offscreen.offheight = width, height
+    with _GL_SETUP:
+        return mujoco.Renderer(view_model, height, width, max_geom=max(VIEW_MIN_GEOMS, 4 * view_model.ngeom))
+
+
+def _close(renderer: mujoco.Renderer | None) -> None:
+    if renderer is not None:
+        with _GL_SETUP:
             renderer.close()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import queue
 
 from ui.flow import REVIEW
+from ui.hud_flow import flow_hud
 from ui.overlay import overlay_for
 from ui.take_flags import score_of
 
@@ -76,10 +77,27 @@ class WindowRefresh:
             self.health.redraw()
         accepted, target = self.task_panel.picker.accepted(snap.task_id) if snap.task_id in self.specs else (0, 0)
         self.viewport.set_overlay(overlay_for(mode, snap, self.review, accepted, target, self.watchdog.problem))
+        self._show_on_device(snap, mode, accepted, target)
         stats = self.station.loop.stats()
         self.status.setText(f"task {snap.task_id or '—'}  episode {snap.episode_index}  "
                             f"loop {stats['tick_ms_p50']:.1f}/{stats['tick_ms_p99']:.1f} ms (p50/p99)  "
                             f"late ticks {stats['late_ticks']}  validating {self.validation.busy}")
+
+    def _show_on_device(self, snap, mode: str, accepted: int, target: int) -> None:
+        """The banner's content for the device's HUD, sent when it changes; in review the
+        reviewed take's pose instead of the live robot's (so the headset replays it too)."""
+        hud = flow_hud(mode, snap, self.review, accepted, target, self.flow.rejecting, bool(self.flow.verdicts))
+        if hud != self._device_hud:
+            self.station.set_hud_flow(hud)
+            self._device_hud = hud
+        self._show_review_pose()
+
+    def _show_review_pose(self) -> None:
+        take = self.review.take
+        if take is None:
+            self.station.show_pose(None)
+        else:
+            self.station.show_pose(take.meta.model_fingerprint, self.review.qpos())
 
     @staticmethod
     def _mode_detail(snap, mode: str) -> str:
@@ -99,6 +117,7 @@ class WindowRefresh:
 
     def _on_review_position(self, tick: int) -> None:
         take = self.review.take
+        self._show_review_pose()                # the headset follows the replay as it plays
         if take is not None:
             self.record_panel.set_position(tick, take.length)
             self.record_panel.set_playing(self.review.playing)

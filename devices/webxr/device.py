@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from devices.base import ConnectionInfo, Device, LatestFrame, Reading
+from devices.base import ActionQueue, ConnectionInfo, Device, LatestFrame, Reading
 from devices.config import DeviceConfig, DeviceContext
 from devices.webxr.server import HeadsetServer
 
@@ -43,14 +43,19 @@ class WebXRDevice(Device):
     def __init__(self, host: str = "0.0.0.0", port: int = 8443, config_dir=None,
                  pairing_code: str | None = None, stale_after: float = 0.15, new_pairing_code: bool = False):
         self._slot = LatestFrame(stale_after)
+        self._actions = ActionQueue()             # HUD buttons pinched, from the server thread
         self.server = HeadsetServer(host, port, config_dir, pairing_code, self._slot.put,
-                                    device_name=DEVICE_NAME, new_pairing_code=new_pairing_code)
+                                    device_name=DEVICE_NAME, new_pairing_code=new_pairing_code,
+                                    on_action=self._actions.put)
 
     def connect(self) -> None:
         self.server.start()
 
     def read(self) -> Reading:
         return self._slot.get()
+
+    def take_actions(self) -> list[tuple[str, object]]:
+        return self._actions.take()
 
     def close(self) -> None:
         self.server.stop()

@@ -8,8 +8,11 @@ A frame message (protocol version 1)::
                         "tracked": [25 bools], "emulated": [25 bools]}, "right": ...},
      "engage": false}
 
-Other messages: ``{"type": "ack", "what": "scene"|"poses"|"hud", "seq": n, "count": n}`` and
-``{"type": "hello", "v": 1, "agent": "..."}``. Anything else is dropped with a counted reason.
+Other messages: ``{"type": "ack", "what": "scene"|"poses"|"hud", "seq": n, "count": n}``,
+``{"type": "hello", "v": 1, "agent": "..."}`` and an operator action (a HUD button pinched)
+``{"type": "action", "name": "accept", "arg": null}`` with ``name`` one of
+``teleop.core.conventions.OPERATOR_ACTIONS`` and ``arg`` null, a number or a short text.
+Anything else is dropped with a counted reason.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from devices.frame import NUM_NODES, SIDES, HandFrame, OperatorFrame, Pose
-from teleop.core.errors import TeleopError
+from teleop.core.conventions import OPERATOR_ACTIONS
+from teleop.core.errors import TeleopError, choices
 from teleop.core.geometry import mat_to_quat
 
 PROTOCOL_VERSION = 1
@@ -31,7 +35,8 @@ QUAT_TOLERANCE = 0.05
 MAX_INT_DIGITS = 15             # every integer of the protocol fits; 10**400 would overflow a float
 # Why a message was dropped (docs/headset.md). The server adds "not_active" (a message from a
 # connection that is no longer the headset in use) and "internal" (a bug, logged rate-limited).
-DROP_REASONS = ("binary", "too_large", "json", "nonfinite", "type", "schema", "range", "quaternion")
+DROP_REASONS = ("binary", "too_large", "json", "nonfinite", "type", "schema", "range", "quaternion", "action")
+MAX_ACTION_ARG_CHARS = 200      # a reject reason with details; anything longer is not a person's text
 
 # WebXR (x right, y up, -z forward) -> operator (x forward, y left, z up): op = C @ xr.
 C_XR_TO_OP = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -198,3 +203,23 @@ def parse_ack(msg: dict) -> Ack:
     if what not in ("scene", "poses", "hud") or type(seq) is not int or type(count) is not int:
         raise MessageError("schema", "ack: expected what in scene/poses/hud and int seq/count")
     return Ack(what, seq, count)
+
+
+def parse_action(msg: dict) -> tuple[str, object]:
+    """An operator action message -> ``(name, arg)``; ``MessageError("action", ...)`` names the
+    field that is wrong and what it may be (the server logs it: the page's author reads it)."""
+    name, arg = msg.get("name"), msg.get("arg")
+    if not isinstance(name, str) or name not in OPERATOR_ACTIONS:
+        shown = repr(name)[:40] if name is not None else "missing"
+        raise MessageError("action", f"action.name {shown} is not an operator action; "
+                                     f"valid: {choices(OPERATOR_ACTIONS)}")
+    if arg is None or type(arg) is int:
+        return name, arg
+    if type(arg) is float:
+        if not math.isfinite(arg):
+            raise MessageError("action", f"action.arg of {name!r} must be finite")
+        return name, arg
+    if isinstance(arg, str) and len(arg) <= MAX_ACTION_ARG_CHARS:
+        return name, arg
+    raise MessageError("action", f"action.arg of {name!r} must be null, a number or a text of at most "
+                                 f"{MAX_ACTION_ARG_CHARS} characters, got {type(arg).__name__}")

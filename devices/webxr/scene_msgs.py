@@ -14,6 +14,7 @@ import json
 
 import numpy as np
 
+from teleop.core.conventions import OPERATOR_ACTIONS
 from teleop.core.errors import ConfigError, choices
 
 GEOM_TYPES = ("box", "sphere", "capsule", "cylinder", "ellipsoid", "plane")
@@ -65,15 +66,39 @@ def hud_message(hud: dict) -> str:
     """The HUD: ``instruction``, ``recording``, ``subtasks`` [{name, done}], ``status`` (free
     text), and what the robot is doing: ``engage`` (the engage gate's state: disengaged, arming,
     easing, engaged, hold), ``reason`` (why it holds), ``ended`` with ``result`` (the episode is
-    over and how it went). The page adds the connection's state itself."""
+    over and how it went). The page adds the connection's state itself.
+
+    The operator's flow (from the app's window; absent from a headless recorder): ``mode``
+    (LIVE / RECORDING / REVIEW / ...), ``elapsed_s`` and ``remaining_s`` (null: no horizon) of
+    the take, ``accepted`` / ``target`` for the task, and ``buttons`` [{label, name, arg}]: the
+    HUD buttons that apply now, each sending back ``{"type": "action", "name", "arg"}``."""
     subtasks = [{"name": str(s.get("name", "")), "done": bool(s.get("done", False))}
                 for s in hud.get("subtasks", [])]
+    remaining = hud.get("remaining_s")
     msg = {"type": "hud", "instruction": str(hud.get("instruction", "")),
            "recording": bool(hud.get("recording", False)), "subtasks": subtasks,
            "status": str(hud.get("status", "")), "engage": str(hud.get("engage", "")),
            "reason": str(hud.get("reason", "")), "ended": bool(hud.get("ended", False)),
-           "result": str(hud.get("result", ""))}
+           "result": str(hud.get("result", "")), "mode": str(hud.get("mode", "")),
+           "elapsed_s": _seconds(hud.get("elapsed_s", 0.0), "elapsed_s"),
+           "remaining_s": None if remaining is None else _seconds(remaining, "remaining_s"),
+           "accepted": int(hud.get("accepted", 0)), "target": int(hud.get("target", 0)),
+           "buttons": [_button(i, b) for i, b in enumerate(hud.get("buttons", ()))]}
     return json.dumps(msg)
+
+
+def _seconds(value, what: str) -> float:
+    return _floats(value, 1, f"hud {what}")[0]
+
+
+def _button(i: int, button: dict) -> dict:
+    """A HUD button: its label and the operator action (``OPERATOR_ACTIONS``) it sends back."""
+    name, arg = button.get("name"), button.get("arg")
+    if name not in OPERATOR_ACTIONS:
+        raise ConfigError(f"hud button {i}: action {name!r}; valid: {choices(OPERATOR_ACTIONS)}")
+    if arg is not None and type(arg) not in (int, float, str):
+        raise ConfigError(f"hud button {i} ({name}): arg must be null, a number or a text, got {arg!r}")
+    return {"label": str(button.get("label", name)), "name": name, "arg": arg}
 
 
 def geoms_from_model(model, skip_groups: tuple[int, ...] = (3, 4, 5)) -> list[dict]:

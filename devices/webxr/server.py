@@ -47,7 +47,7 @@ from devices.webxr.admission import (
 )
 from devices.webxr.certs import CertInfo, ensure_certificate, local_addresses
 from devices.webxr.logs import QuietLog
-from devices.webxr.messages import MessageError, load_json, parse_ack, parse_frame
+from devices.webxr.messages import MessageError, load_json, parse_ack, parse_action, parse_frame
 from devices.webxr.pairing import ensure_pairing_code
 from devices.webxr.scene_msgs import hud_message, poses_message, scene_message
 
@@ -76,7 +76,8 @@ class _Client:
 
 
 class HeadsetServer:
-    """``on_frame(OperatorFrame)`` is called (in the server thread) for every accepted frame.
+    """``on_frame(OperatorFrame)`` is called (in the server thread) for every accepted frame,
+    ``on_action(name, arg)`` for every valid operator action (a HUD button the wearer pinched).
 
     The pairing code is ``pairing_code`` if given, else the one stored in the config dir (made on
     the first start, see ``pairing``); ``new_pairing_code`` replaces the stored one. It is known
@@ -84,12 +85,15 @@ class HeadsetServer:
 
     def __init__(self, host: str = "0.0.0.0", port: int = 8443, config_dir=None,
                  pairing_code: str | None = None, on_frame: Callable | None = None,
-                 web_root: Path = WEB_ROOT, device_name: str = "webxr", new_pairing_code: bool = False):
+                 web_root: Path = WEB_ROOT, device_name: str = "webxr", new_pairing_code: bool = False,
+                 on_action: Callable | None = None):
         self.host, self.requested_port = host, port
         self.config_dir = config_dir
         self._fixed_code, self._renew_code = pairing_code, new_pairing_code
         self.pairing_code = pairing_code or ""
         self.on_frame = on_frame or (lambda frame: None)
+        self.on_action = on_action or (lambda name, arg: None)
+        self.last_error = ""                      # the last dropped action's error (stats, the log)
         self.device_name = device_name
         self.routes = {"/static/": web_root / "static",
                        "/vendor/three/": web_root / "node_modules/three/build",
@@ -100,7 +104,7 @@ class HeadsetServer:
         self.drops = DropCounter()
         # refused: wrong pairing code (403); busy: a second headset turned away; takeovers /
         # replaced: the connected headset dropped for an explicit takeover / its own reconnect.
-        self.counts = {"received": 0, "frames": 0, "acks": 0, "hellos": 0, "connects": 0,
+        self.counts = {"received": 0, "frames": 0, "acks": 0, "hellos": 0, "actions": 0, "connects": 0,
                        "disconnects": 0, "refused": 0, "busy": 0, "takeovers": 0, "replaced": 0,
                        "pairing_checks": 0, "http": 0, "http_404": 0}
         self.log = QuietLog(log)
@@ -301,11 +305,18 @@ class HeadsetServer:
                 self.last_ack[ack.what] = (ack.seq, ack.count)
             elif kind == "hello":
                 self.counts["hellos"] += 1
+            elif kind == "action":
+                name, arg = parse_action(msg)
+                self.on_action(name, arg)
+                self.counts["actions"] += 1
             else:
                 raise MessageError("type", f"unknown message type {kind[:40]!r}")
             return True
         except MessageError as exc:
             self.drops.drop(exc.reason)
+            if exc.reason == "action":            # a page's bug its author must see: logged, rate-limited
+                self.last_error = str(exc)
+                self.log.event("action", f"headset action dropped: {exc}")
         except Exception as exc:  # noqa: BLE001 - a message must never take the server down
             self.drops.drop("internal")
             self.log.event("internal", f"headset message handling failed: {type(exc).__name__}: {str(exc)[:160]}")
@@ -369,8 +380,8 @@ class HeadsetServer:
             asyncio.run_coroutine_threadsafe(close_all(), self._loop).result(5.0)
 
     def stats(self) -> dict:
-        accepted = self.counts["frames"] + self.counts["acks"] + self.counts["hellos"]
+        accepted = self.counts["frames"] + self.counts["acks"] + self.counts["hellos"] + self.counts["actions"]
         return {**self.counts, "accepted": accepted,
                 "dropped": self.drops.snapshot(), "clients": len(self._clients),
-                "last_ack": dict(self.last_ack),
+                "last_ack": dict(self.last_ack), "last_error": self.last_error,
                 "log_suppressed": self.log.suppressed, "log_discarded": self.log.discarded}

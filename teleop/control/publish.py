@@ -44,19 +44,37 @@ class DevicePublisher:
         self._scene_sent = False
         self._hud = None
         self.recording = False
+        self.hud_extra: dict = {}
+        self.display_qpos: np.ndarray | None = None
+        self._display: mujoco.MjData | None = None     # scratch data: the display pose's kinematics
 
     def __call__(self, session, report) -> None:
         data = session.rt.sim.data
         if not self._scene_sent:
             self.device.publish_scene(geoms_from_model(self.model), hud_anchor=hud_anchor(session.rt.sim.scene))
             self._scene_sent = True
-        poses = np.concatenate([data.xpos[self.body_ids], data.xquat[self.body_ids]], axis=1)
+        shown = self._shown(data)
+        poses = np.concatenate([shown.xpos[self.body_ids], shown.xquat[self.body_ids]], axis=1)
         self.device.publish_poses(dict(zip(self.body_names, poses)), seq=report.tick)
         self.device.publish_haptics(self.forces(data))
-        hud = hud_state(report, self.subtask_names, self.recording or session.recorder is not None)
+        hud = {**hud_state(report, self.subtask_names, self.recording or session.recorder is not None),
+               **self.hud_extra}
         if hud != self._hud:
             self.device.publish_hud(hud)
             self._hud = hud
+
+
+    def _shown(self, live: mujoco.MjData) -> mujoco.MjData:
+        """The live data, or the display pose's forward kinematics (a qpos of another size is
+        not this model's: the live robot is shown rather than a wrong pose)."""
+        qpos = self.display_qpos
+        if qpos is None or qpos.shape != (self.model.nq,):
+            return live
+        if self._display is None:
+            self._display = mujoco.MjData(self.model)
+        self._display.qpos[:] = qpos
+        mujoco.mj_kinematics(self.model, self._display)
+        return self._display
 
 
 def hud_state(report, subtask_names, recording: bool) -> dict:

@@ -16,3 +16,12 @@ NODE_NAMES: tuple[str, ...] = ("wrist", *(f"thumb_{j}" for j in THUMB_NODES),
                                *(f"{d}_{j}" for d in FINGERS for j in FINGER_NODES))
 NUM_NODES: int = len(NODE_NAMES)
 FINGERTIP_NODES: tuple[int, ...] = tuple(i for i, n in enumerate(NODE_NAMES) if n.endswith("_tip"))  # thumb first
+
+# Operator actions a device may ask for (a headset HUD button, a glove button): the names of
+# ``ui.flow.FlowController``'s ``_on_<name>`` handlers, which decide what each means in the
+# current mode exactly as the keys do. Defined here so devices (which may not import ``ui``)
+# validate against the same list the window runs; a test checks every name has its handler.
+# Arguments: ``reject`` a reason (text) or none (then ``reason`` N picks the Nth listed reason),
+# ``back`` seconds, ``continue`` a tick; the others take none.
+OPERATOR_ACTIONS: tuple[str, ...] = ("record", "accept", "reject", "reason", "undo", "rerecord", "end_early",
+                                     "back", "continue", "next", "play", "live", "engage")

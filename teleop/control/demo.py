@@ -10,6 +10,8 @@ from recordings.store import TakeStore
 from recordings.validate_batch import validate_store
 from teleop.control.episode import Episode, EpisodeOptions
 from teleop.control.synthetic.script import scripted_tasks
+from teleop.core.errors import ConfigError
+from teleop.tasks.proven import PROVEN_FILE, proven_ids
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,23 @@ def record_takes(store: TakeStore, tasks: list[str], episodes: int, on_take=None
     return takes
 
 
+def demo_tasks(record: Path = PROVEN_FILE) -> list[str]:
+    """The tasks the demo drives by default: those the committed record proves (``teleop tasks prove``)
+    that still have an operator script."""
+    scripted = set(scripted_tasks())
+    tasks = [t for t in proven_ids(record) if t in scripted]
+    if not tasks:
+        raise ConfigError(f"no proven task in {record}: run `teleop tasks prove --write-record`, or name tasks "
+                          f"with --tasks (scripted tasks: {sorted(scripted)})")
+    return tasks
+
+
 def run_demo(out: Path, tasks: list[str] | None = None, episodes: int = 2, workers: int = 1,
              progress: bool = False, on_take=None) -> DemoSummary:
     from recordings.export import export_dataset     # heavy (torch, lerobot): only when exporting
 
     out = Path(out)
-    tasks = tasks or scripted_tasks()
+    tasks = tasks or demo_tasks()
     with TakeStore(out / "store") as store:
         takes = record_takes(store, tasks, episodes, on_take)
         accepted = len(store.rows(status="accepted"))

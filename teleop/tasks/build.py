@@ -84,11 +84,14 @@ def placement_seed(task_id: str, seed_index: int, episode_index: int) -> int:
 def _support_top(world: TaskWorld, data, support: str) -> tuple[np.ndarray, float, float]:
     """(xy of the support, z of its surface, its yaw) for an object resting on it."""
     s = world.objects[support]
+    if s.shape.interior is not None:         # its floor, in the frame of the body it moves with (a drawer)
+        b = s.interior_body
+        mat = data.xmat[b].reshape(3, 3)
+        p = data.xpos[b] + mat @ np.asarray(s.shape.interior.floor)
+        return p[:2].copy(), float(p[2]), math.atan2(mat[1, 0], mat[0, 0])
     p = data.xpos[s.body]
     mat = data.xmat[s.body].reshape(3, 3)
-    yaw = math.atan2(mat[1, 0], mat[0, 0])
-    top = s.shape.interior.floor[2] if s.shape.interior is not None else s.shape.top
-    return p[:2].copy(), float(p[2] + top), yaw
+    return p[:2].copy(), float(p[2] + s.shape.top), math.atan2(mat[1, 0], mat[0, 0])
 
 
 def place_objects(world: TaskWorld, model, data, rng: np.random.Generator, tries: int = 300) -> None:

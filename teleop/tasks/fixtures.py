@@ -99,6 +99,7 @@ def _drawer_box(body, name, p):
     joint(drawer, f"{name}_joint", SLIDE, (-1, 0, 0), (0, p["travel"]), damping=2.0)
     ip = dict(round=False, wall=0.005)
     interior = walls(drawer, f"{name}_drawer", ip, (hx - 0.02, hy - 0.02), hz * 1.2, p["lid_rgba"], 0.3)
+    interior = Interior(interior.floor, interior.half, False, f"{name}_drawer")      # moves with the drawer
     geom(drawer, BOX, (0.005, hy - 0.01, hz * 0.8), pos=(-hx + 0.012, 0, hz * 0.8), rgba=p["lid_rgba"], mass=0.05)
     _bar_handle(drawer, name, x=-hx + 0.007, z=hz * 0.9)
     return Shape(0.0, math.hypot(hx, hy), 2 * hz, (hx, hy), interior, f"{name}_joint", (hx + 0.03, hy))

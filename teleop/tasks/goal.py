@@ -48,8 +48,8 @@ class Goal:
     def put_inside(self, name: str, container: str) -> None:
         c = self.w.objects[container]
         inter = c.shape.interior
-        mat = self.data.xmat[c.body].reshape(3, 3)
-        floor = self.data.xpos[c.body] + mat @ np.asarray(inter.floor)
+        mat = self.data.xmat[c.interior_body].reshape(3, 3)
+        floor = self.data.xpos[c.interior_body] + mat @ np.asarray(inter.floor)
         height = min(self.w.objects[name].shape.bottom, inter.half[2])
         self.move(name, floor + mat @ np.array([0, 0, height + 0.002]))
 
@@ -69,6 +69,18 @@ class Goal:
         o = self.w.objects[name]
         self.data.qpos[o.qadr + 3:o.qadr + 7] = [np.cos(angle / 2), np.sin(angle / 2), 0, 0]
         mujoco.mj_kinematics(self.model, self.data)
+
+    def lowest_z(self, name: str) -> float:
+        """World height of the object's lowest point (its geoms' bounding boxes, as posed now)."""
+        mujoco.mj_kinematics(self.model, self.data)
+        low = np.inf
+        for g in self.w.objects[name].geoms:
+            if self.model.geom_contype[g] == 0 and self.model.geom_conaffinity[g] == 0:
+                continue
+            mat = self.data.geom_xmat[g].reshape(3, 3)
+            c, h = self.model.geom_aabb[g, :3], self.model.geom_aabb[g, 3:]
+            low = min(low, self.data.geom_xpos[g][2] + mat[2] @ c - np.abs(mat[2]) @ h)
+        return float(low)
 
     def stop(self, name: str) -> None:
         o = self.w.objects[name]

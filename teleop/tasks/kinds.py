@@ -34,6 +34,7 @@ class Interior:
     floor: tuple[float, float, float]
     half: tuple[float, float, float]          # (hx, hy, depth/2); round -> hx = hy = radius
     round: bool = False
+    body: str | None = None                   # the child body it moves with (a drawer); None: the object's root
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Shape:
     interior: Interior | None = None
     joint: str | None = None      # main joint name, articulated fixtures only
     footprint: tuple[float, float] | None = None   # fixtures: xy half extents (default: radius)
+    tiers: tuple[tuple[float, float, float, float, float], ...] = ()   # tiered shelves: (x, y, hx, hy, top)
 
     def half_xy(self) -> tuple[float, float]:
         return self.footprint or (self.radius, self.radius)

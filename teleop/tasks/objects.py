@@ -6,7 +6,10 @@ Import kinds from here. Registration order is the free objects (:mod:`items`), t
 from __future__ import annotations
 
 from teleop.tasks import items  # first: the registry keeps the library's order (items, then fixtures)
+from teleop.tasks import items_household
 from teleop.tasks import fixtures
+from teleop.tasks import fixtures_household
 from teleop.tasks.kinds import KINDS, Interior, Kind, Shape, kind_defaults
 
-__all__ = ["KINDS", "Interior", "Kind", "Shape", "kind_defaults", "fixtures", "items"]
+__all__ = ["KINDS", "Interior", "Kind", "Shape", "kind_defaults", "fixtures", "fixtures_household", "items",
+           "items_household"]

@@ -62,9 +62,17 @@ def local(world: TaskWorld, data, point: np.ndarray, frame_name: str) -> np.ndar
     return data.xmat[b].reshape(3, 3).T @ (point - data.xpos[b])
 
 
+def interior_local(world: TaskWorld, data, point: np.ndarray, container: str) -> np.ndarray:
+    """``point`` relative to the container's interior floor centre, in the interior's frame (a
+    drawer's interior moves with the drawer, not with the cabinet)."""
+    b = world.objects[container].interior_body
+    inter = world.objects[container].shape.interior
+    return data.xmat[b].reshape(3, 3).T @ (point - data.xpos[b]) - np.asarray(inter.floor)
+
+
 def in_interior(world: TaskWorld, data, obj: str, container: str, tol: float) -> bool:
     inter = world.objects[container].shape.interior
-    p = local(world, data, data.xpos[world.objects[obj].body], container) - inter.floor
+    p = interior_local(world, data, data.xpos[world.objects[obj].body], container)
     hx, hy, hz = inter.half
     if not (-tol <= p[2] <= 2 * hz + tol):
         return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from teleop.tasks.args import Arg
-from teleop.tasks.predicate_base import Predicate, in_interior, local, register, tilt
+from teleop.tasks.predicate_base import Predicate, in_interior, interior_local, local, register, tilt
 from teleop.tasks.world import TABLE_TOP
 
 
@@ -81,7 +81,7 @@ class Inserted(Predicate):
         if not in_interior(self.w, f.data, o, c, self.a["tol"]):
             return False
         inter = self.w.objects[c].shape.interior
-        z = local(self.w, f.data, f.data.xpos[self.w.objects[o].body], c)[2] - inter.floor[2]
+        z = interior_local(self.w, f.data, f.data.xpos[self.w.objects[o].body], c)[2]
         return z <= 2 * inter.half[2] - self.a["depth"]
 
     def realize(self, goal):
@@ -245,3 +245,99 @@ class Not(Predicate):
 
     def violate(self, goal):
         self.a["of"].realize(goal)
+
+
+def _tier_world(w, data, shelf: str, k: int):
+    """(centre xyz of tier k's top in world, its half extents) of a tiered shelf."""
+    s = w.objects[shelf]
+    x, y, hx, hy, top = s.shape.tiers[k]
+    mat = data.xmat[s.body].reshape(3, 3)
+    return data.xpos[s.body] + mat @ np.array([x, y, top]), (hx, hy)
+
+
+@register
+class OnTier(Predicate):
+    """The object rests on a tier of a tiered shelf (any tier, or tier ``tier`` >= 0): xy within that
+    tier's top, bottom at its height."""
+    type = "on_tier"
+    args = {"object": Arg("object"), "shelf": Arg("object"), "tier": Arg("int", -1), "tol": Arg("float", 0.02)}
+
+    def _tiers(self):
+        n = len(self.w.objects[self.a["shelf"]].shape.tiers)
+        return range(n) if self.a["tier"] < 0 else [self.a["tier"]] if self.a["tier"] < n else []
+
+    def on(self, data, name: str, k: int) -> bool:
+        o, s = self.w.objects[name], self.w.objects[self.a["shelf"]]
+        c, (hx, hy) = _tier_world(self.w, data, s.name, k)
+        p = data.xmat[s.body].reshape(3, 3).T @ (data.xpos[o.body] - c)
+        tol = self.a["tol"]
+        return abs(p[0]) <= hx + tol and abs(p[1]) <= hy + tol and -tol <= p[2] - o.shape.bottom <= tol + 0.01
+
+    def __call__(self, f):
+        return any(self.on(f.data, self.a["object"], k) for k in self._tiers())
+
+    def realize(self, goal):
+        """Onto the tier with the fewest objects, at the first free spot across it."""
+        others = [n for n in self.w.objects if n != self.a["object"] and self.w.objects[n].qadr is not None]
+        k = min(self._tiers(), key=lambda t: sum(self.on(goal.data, n, t) for n in others))
+        c, (hx, hy) = _tier_world(self.w, goal.data, self.a["shelf"], k)
+        mat = goal.data.xmat[self.w.objects[self.a["shelf"]].body].reshape(3, 3)
+        for dy in (0.0, 0.55 * hy, -0.55 * hy):
+            spot = c + mat @ np.array([0.0, dy, 0.0])
+            if all(np.hypot(*(self.w.pos(goal.data, n)[:2] - spot[:2])) > 0.06 for n in others):
+                break
+        goal.move(self.a["object"], spot + np.array([0, 0, self.w.objects[self.a["object"]].shape.bottom + 0.002]))
+
+
+@register
+class Standing(Predicate):
+    """The object stands on the table on its end: its long axis (body x: kinds built lying along x,
+    e.g. ``bottle``) within ``max_tilt`` radians of pointing up, and it touches the table."""
+    type = "standing"
+    args = {"object": Arg("object"), "max_tilt": Arg("float", 0.35)}
+
+    def __call__(self, f):
+        o = self.w.objects[self.a["object"]]
+        up = float(np.clip(f.data.xmat[o.body][6], -1.0, 1.0))        # z component of the body x axis
+        return np.arccos(up) <= self.a["max_tilt"] and f.touching(o.index, self.w.TABLE)
+
+    def realize(self, goal):
+        name = self.a["object"]
+        o = self.w.objects[name]
+        goal.data.qpos[o.qadr + 3:o.qadr + 7] = [np.cos(-np.pi / 4), 0, np.sin(-np.pi / 4), 0]   # x -> up
+        start = goal.start[name]
+        goal.move(name, (start[0], start[1], TABLE_TOP + 0.5))
+        goal.move(name, (start[0], start[1], TABLE_TOP + 0.5 - (goal.lowest_z(name) - TABLE_TOP) - 0.001))
+
+
+def max_matching(inside: list[list[bool]]) -> int:
+    """Size of a largest assignment of objects (rows) to distinct containers (columns) they are in."""
+    match: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j, ok in enumerate(inside[i]):
+            if ok and j not in seen:
+                seen.add(j)
+                if j not in match or augment(match[j], seen):
+                    match[j] = i
+                    return True
+        return False
+
+    return sum(augment(i, set()) for i in range(len(inside)))
+
+
+@register
+class InsideDistinct(Predicate):
+    """At least ``n`` of the objects are inside the containers, one object per container (e.g. a
+    spoon in each of two cups, in either order)."""
+    type = "inside_distinct"
+    args = {"objects": Arg("objects"), "containers": Arg("objects"), "n": Arg("int"), "tol": Arg("float", 0.01)}
+
+    def __call__(self, f):
+        rows = [[in_interior(self.w, f.data, o, c, self.a["tol"]) for c in self.a["containers"]]
+                for o in self.a["objects"]]
+        return max_matching(rows) >= self.a["n"]
+
+    def realize(self, goal):
+        for o, c in list(zip(self.a["objects"], self.a["containers"]))[: self.a["n"]]:
+            goal.put_inside(o, c)

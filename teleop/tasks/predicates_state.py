@@ -1,12 +1,13 @@
 """Predicate catalog, part 2: contacts and hands, history ("never", "untouched"), joints, scene events."""
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 from teleop.core.conventions import SIDES
 from teleop.tasks.args import Arg
 from teleop.tasks.predicate_base import Predicate, in_interior, register
-from teleop.tasks.world import Frame
+from teleop.tasks.world import TABLE_TOP, Frame
 
 
 def _hands(w, hand: str) -> tuple[int, ...]:
@@ -333,3 +334,35 @@ class RemovedInOrder(Predicate):
 
     def realize(self, goal):
         self.w.events[self.a["event"]].realize(goal, 0)
+
+
+@register
+class Hanging(Predicate):
+    """The object hangs from the support (a mug from a mug tree's peg): touching it, its bottom at least
+    ``height`` above the table, and touching neither the table nor a hand."""
+    type = "hanging"
+    args = {"object": Arg("object"), "support": Arg("object"), "height": Arg("float", 0.03)}
+
+    def __call__(self, f):
+        o, s = self.w.idx(self.a["object"]), self.w.idx(self.a["support"])
+        return (f.touching(o, s) and not f.touching(o, self.w.TABLE) and not f.touching_any(o, self.w.HAND.values())
+                and self.w.bottom_z(f.data, self.a["object"]) >= TABLE_TOP + self.a["height"])
+
+    def realize(self, goal):
+        """Hang it by its ``{object}_hang`` site on the first free ``{support}_hook{i}`` site."""
+        m, d = self.w.model, goal.data
+        name, sup = self.a["object"], self.a["support"]
+        mujoco.mj_kinematics(m, d)
+        hangs = [d.site_xpos[m.site(f"{n}_hang").id] for n in self.w.objects
+                 if n != name and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, f"{n}_hang") >= 0]
+        i = 0
+        while mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, f"{sup}_hook{i}") >= 0:
+            hook = d.site_xpos[m.site(f"{sup}_hook{i}").id].copy()
+            if all(np.linalg.norm(h - hook) > 0.03 for h in hangs):
+                break
+            i += 1
+        o = self.w.objects[name]
+        d.qpos[o.qadr + 3:o.qadr + 7] = [1, 0, 0, 0]
+        mujoco.mj_kinematics(m, d)
+        offset = d.site_xpos[m.site(f"{name}_hang").id] - d.xpos[o.body]
+        goal.move(name, hook - offset - np.array([0, 0, 0.001]))      # the handle's arm bears on the peg

@@ -29,6 +29,7 @@ class ObjectIds:
     joint_qadr: int | None    # main joint (articulated)
     joint_range: tuple[float, float] | None
     geoms: np.ndarray         # (n,) geom ids of the object's whole subtree
+    interior_body: int        # the body whose frame the interior is given in (a drawer's), else ``body``
 
 
 class TaskWorld:
@@ -74,8 +75,10 @@ class TaskWorld:
         if shape.joint:
             j = m.joint(shape.joint).id
             jq, jr = int(m.jnt_qposadr[j]), (float(m.jnt_range[j][0]), float(m.jnt_range[j][1]))
+        inter = shape.interior
+        ibody = m.body(inter.body).id if inter is not None and inter.body else body
         return ObjectIds(i, name, body, int(m.jnt_qposadr[jnt]) if free else None,
-                         int(m.jnt_dofadr[jnt]) if free else None, shape, jq, jr, geoms)
+                         int(m.jnt_dofadr[jnt]) if free else None, shape, jq, jr, geoms, ibody)
 
     def idx(self, name: str) -> int:
         return self.objects[name].index

@@ -29,7 +29,7 @@ def _run(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("demo", help="end to end: synthetic takes -> accept -> validate -> LeRobot dataset")
     p.add_argument("--out", required=True, help="folder for the take store and the dataset")
-    p.add_argument("--tasks", nargs="+", help="task ids (default: every task with a synthetic script)")
+    p.add_argument("--tasks", nargs="+", help="task ids (default: the proven tasks of teleop/tasks/proven.json)")
     p.add_argument("--episodes", type=int, default=2, help="episodes per task (default 2)")
     p.add_argument("--workers", type=int, default=1, help="processes for validation and export")
     p.add_argument("--json", action="store_true")

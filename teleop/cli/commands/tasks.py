@@ -5,24 +5,28 @@ import json
 import sys
 from pathlib import Path
 
+from teleop.cli.tasks_prove import add_parser as add_prove_parser
 from teleop.core.errors import TeleopError
 from teleop.tasks.loader import all_specs, get_spec, load_spec, spec_paths
+from teleop.tasks.proven import proven_ids
 from teleop.tasks.scorer import horizon_steps
 from teleop.tasks.spec import TaskSpec
 
 
-def task_summary(spec: TaskSpec) -> dict:
-    """The ``tasks list --json`` record of one task (keys fixed by issue 3)."""
+def task_summary(spec: TaskSpec, proven: bool = False) -> dict:
+    """The ``tasks list --json`` record of one task (keys fixed by issue 3; ``proven`` from issue 16:
+    the committed record of ``teleop tasks prove``)."""
     sched = None if spec.language_schedule is None else [
         {"text": s.text, "until_step": s.until_step} for s in spec.language_schedule]
     return {"id": spec.id, "axis": spec.axis, "K": len(spec.subtasks), "ordered": spec.ordered,
             "instruction": spec.instruction, "language_schedule": sched,
             "subtasks": [{"name": s.name, "weight": s.weight, "must_hold": s.must_hold,
-                          "latch_violation": s.latch_violation} for s in spec.subtasks]}
+                          "latch_violation": s.latch_violation} for s in spec.subtasks],
+            "proven": proven}
 
 
 def task_detail(spec: TaskSpec) -> dict:
-    out = task_summary(spec)
+    out = task_summary(spec, spec.id in proven_ids())
     out["horizon_steps"] = horizon_steps(spec)
     out["max_steps"] = spec.max_steps
     out["distractors"] = list(spec.distractors)
@@ -43,11 +47,13 @@ def _pred(p) -> dict:
 
 def _list(args) -> int:
     specs = all_specs()
+    proven = set(proven_ids(Path(args.record))) if args.record else set(proven_ids())
     if args.json:
-        print(json.dumps([task_summary(s) for s in specs]))
+        print(json.dumps([task_summary(s, s.id in proven) for s in specs]))
         return 0
     for s in specs:
-        print(f"{s.id:<52} {s.axis:<24} K={len(s.subtasks)}{' ordered' if s.ordered else ''}")
+        print(f"{s.id:<52} {s.axis:<24} K={len(s.subtasks)}{' ordered' if s.ordered else ''}"
+              f"{' proven' if s.id in proven else ''}")
     print(f"{len(specs)} tasks")
     return 0
 
@@ -114,6 +120,7 @@ def register(sub) -> None:
     tsub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
     p = tsub.add_parser("list", help="every shipped task")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--record", help="proven-task record to read (default: the committed teleop/tasks/proven.json)")
     p.set_defaults(func=_list)
     p = tsub.add_parser("show", help="one task's objects, subtasks and predicates")
     p.add_argument("id")
@@ -123,3 +130,4 @@ def register(sub) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="spec files, or folders of them")
     p.add_argument("--build", action="store_true", help="also compile each scene and place its objects")
     p.set_defaults(func=_check)
+    add_prove_parser(tsub)

@@ -1,0 +1,96 @@
+"""The hand-holdable objects of the library, for the grasp bench.
+
+The library's objects are the free objects the shipped task specs declare (a kind plus its
+parameters: a peach is a 3.5 cm sphere of 150 g); identical declarations count once. An object is
+holdable when it is free, not articulated, narrow enough across for the hand's grasp and light
+enough for it; each is measured by compiling it alone (its axis-aligned extent and mass).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from teleop.core.errors import ConfigError, choices
+from teleop.tasks.loader import all_specs
+from teleop.tasks.objects import KINDS
+from teleop.tasks.spec import ObjectSpec
+
+HAND_APERTURE_M = 0.09       # widest thing a closing 22-DoF hand wraps across (palm ~9 cm, fingers ~10 cm)
+HAND_MAX_MASS_KG = 1.0       # heaviest load the bench asks a hand to hold (FR3 payload is far above it)
+TALL_RATIO = 1.5             # taller than 1.5 x its narrow width: taken from the side (cans, bottles)
+_CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+
+
+@dataclass(frozen=True)
+class GraspObject:
+    name: str                # the object's name in the first shipped spec that declares it
+    task: str                # that spec's id
+    kind: str
+    params: dict
+    extent: tuple[float, float, float]      # (x, y, z) size at yaw 0, metres
+    mass: float              # kg
+
+    @property
+    def narrow(self) -> float:
+        return min(self.extent[0], self.extent[1])
+
+    @property
+    def tall(self) -> bool:
+        return self.extent[2] > TALL_RATIO * self.narrow
+
+    @property
+    def yaw(self) -> float:
+        """Spawn yaw that lays a long object across the fingers (along y), which curl about y."""
+        return math.pi / 2 if self.extent[0] > self.extent[1] else 0.0
+
+
+def measure(obj: ObjectSpec) -> tuple[tuple[float, float, float], float]:
+    """(extent (3,), mass) of one object compiled alone at yaw 0."""
+    spec = mujoco.MjSpec()
+    body = spec.worldbody.add_body(name=obj.name)
+    body.add_freejoint()
+    KINDS[obj.kind].build(body, obj.name, obj.params)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    pts = [data.geom_xpos[g] + (model.geom_aabb[g, :3] + _CORNERS * model.geom_aabb[g, 3:])
+           @ data.geom_xmat[g].reshape(3, 3).T for g in range(model.ngeom)
+           if model.geom_contype[g] or model.geom_conaffinity[g]]
+    allp = np.concatenate(pts)
+    ext = allp.max(axis=0) - allp.min(axis=0)
+    return (float(ext[0]), float(ext[1]), float(ext[2])), float(model.body_subtreemass[1])
+
+
+def library() -> list[GraspObject]:
+    """Every distinct free, non-articulated object of the shipped specs, measured (spec order)."""
+    seen: dict[tuple[str, str], GraspObject] = {}
+    for spec in all_specs():
+        for o in spec.objects:
+            if o.fixed or KINDS[o.kind].articulated:
+                continue
+            key = (o.kind, json.dumps(o.params, sort_keys=True))
+            if key not in seen:
+                extent, mass = measure(o)
+                seen[key] = GraspObject(o.name, spec.id, o.kind, dict(o.params), extent, mass)
+    return list(seen.values())
+
+
+def holdable(obj: GraspObject) -> bool:
+    return obj.narrow <= HAND_APERTURE_M and obj.mass <= HAND_MAX_MASS_KG
+
+
+def holdable_objects(names: list[str] | None = None) -> list[GraspObject]:
+    """The holdable objects (``names``: only these, each must be one)."""
+    objects = [o for o in library() if holdable(o)]
+    if not names:
+        return objects
+    by_name = {o.name: o for o in objects}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ConfigError(f"not a holdable library object: {choices(unknown)}; holdable objects: "
+                          f"{choices(sorted(by_name))}")
+    return [by_name[n] for n in dict.fromkeys(names)]

@@ -51,13 +51,40 @@ class Goal:
         mat = self.data.xmat[c.interior_body].reshape(3, 3)
         floor = self.data.xpos[c.interior_body] + mat @ np.asarray(inter.floor)
         height = min(self.w.objects[name].shape.bottom, inter.half[2])
-        self.move(name, floor + mat @ np.array([0, 0, height + 0.002]))
+        base = floor + mat @ np.array([0, 0, height + 0.002])
+        self.move(name, self.free_spot(name, base, mat, inter.half[0], inter.half[1]))
 
     def put_on(self, name: str, support: str) -> None:
         s = self.w.objects[support]
         q = self.data.xpos[s.body]
         top = s.shape.interior.floor[2] if s.shape.interior is not None and s.shape.top_half == (0, 0) else s.shape.top
-        self.move(name, (q[0], q[1], q[2] + top + self.w.objects[name].shape.bottom + 0.002))
+        base = np.array([q[0], q[1], q[2] + top + self.w.objects[name].shape.bottom + 0.002])
+        hx, hy = s.shape.top_half
+        self.move(name, self.free_spot(name, base, self.data.xmat[s.body].reshape(3, 3), hx, hy))
+
+    def free_spot(self, name: str, centre: np.ndarray, mat: np.ndarray, hx: float, hy: float) -> np.ndarray:
+        """``centre`` (a support's or container's middle, where ``name`` would stand) unless another
+        free object already stands at that level and overlaps it there; then the first free spot of a
+        grid over the half extents ``hx``, ``hy`` (support frame ``mat``), nearest the centre first.
+        Falls back to ``centre`` when every spot is taken."""
+        me = self.w.objects[name]
+        bottom = centre[2] - me.shape.bottom
+        riders = {n for n, r in self.w.objects.items() if r.qadr is not None and me.shape.interior is not None
+                  and n != name and in_interior(self.w, self.data, n, name, 0.01)}
+        others = [(self.w.pos(self.data, n)[:2].copy(), r.shape.radius) for n, r in self.w.objects.items()
+                  if r.qadr is not None and n != name and n not in riders
+                  and abs(self.w.bottom_z(self.data, n) - bottom) < 0.01]
+        if not others or hx <= 0 or hy <= 0:
+            return centre
+        grid = [(fx, fy) for fx in (0, -0.5, 0.5, -0.8, 0.8) for fy in (0, -0.5, 0.5, -0.8, 0.8)
+                if fx * fx + fy * fy <= 0.65]                   # inside a round interior as well
+        offsets = [(fx * hx, fy * hy) for fx, fy in sorted(grid, key=lambda g: g[0] ** 2 + g[1] ** 2)]
+        mine = min(me.shape.radius, 0.05)
+        for dx, dy in offsets:
+            spot = centre + mat @ np.array([dx, dy, 0.0])
+            if all(np.hypot(*(spot[:2] - xy)) >= 0.8 * (mine + min(r, 0.05)) for xy, r in others):
+                return spot
+        return centre
 
     def put_on_table(self, name: str, xy=None) -> None:
         """At ``xy``, else where it started if that was on the table, else a free spot in front."""

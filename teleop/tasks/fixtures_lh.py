@@ -15,8 +15,8 @@ def _drying_rack(body, name, p):
     h, t = p["height"], 0.004
     for sx in (-1, 1):
         for sy in (-1, 1):
-            geom(body, BOX, (0.006, 0.006, (h - 2 * t) / 2), pos=(sx * (hx - 0.006), sy * (hy - 0.006), (h - 2 * t) / 2),
-                 rgba=p["rgba"])
+            leg = (h - 2 * t) / 2
+            geom(body, BOX, (0.006, 0.006, leg), pos=(sx * (hx - 0.006), sy * (hy - 0.006), leg), rgba=p["rgba"])
         geom(body, BOX, (0.006, hy, t), pos=(sx * (hx - 0.006), 0, h - t), rgba=p["rgba"], name=f"{name}_rail{sx + 1}")
     n = max(2, int(2 * hx / 0.025))
     for i in range(n):

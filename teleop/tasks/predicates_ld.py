@@ -57,7 +57,7 @@ class RestsInside(Predicate):
         o = self.w.objects[self.a["object"]]
         return (in_interior(self.w, f.data, o.name, self.a["container"], self.a["tol"])
                 and tilt(f.data, o.body) <= self.a["max_tilt"]
-                and float(np.linalg.norm(f.data.qvel[o.vadr:o.vadr + 3])) < self.a["speed"])
+                and (o.vadr is None or float(np.linalg.norm(f.data.qvel[o.vadr:o.vadr + 3])) < self.a["speed"]))
 
     def realize(self, goal):
         name = self.a["object"]

@@ -80,13 +80,14 @@ def test_rests_inside_lying_flat():
 def test_stands_on_two_piers_apart_and_upright():
     rt, g = _start("assemble_arch_bridge")
     a, b = (_pred(rt, "stands_on", object=p, support="base") for p in ("pier_a", "pier_b"))
-    assert not _holds(rt, a) and not _holds(rt, b)
+    assert not _holds(rt, a) and not _holds(rt, b)       # they start lying on the table
     a.realize(g)
     b.realize(g)
     assert _holds(rt, a) and _holds(rt, b)
     assert np.linalg.norm(_pos(rt, "pier_a")[:2] - _pos(rt, "pier_b")[:2]) > 0.08
     _settle(rt)
     assert _holds(rt, a) and _holds(rt, b)
+    assert abs(rt.sim.data.xmat[rt.world.objects["pier_a"].body][6]) > 0.9    # its long side (x) up
     g.set_tilt("pier_a", 1.4)                               # knocked over onto the base
     assert not _holds(rt, a)
 

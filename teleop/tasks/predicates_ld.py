@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 
 from teleop.tasks.args import Arg
-from teleop.tasks.predicate_base import Predicate, in_interior, register, tilt
+from teleop.tasks.predicate_base import Predicate, in_interior, local, register, tilt
 from teleop.tasks.predicates_geom import OnTier, OnTop
 
 
@@ -67,26 +67,69 @@ class RestsInside(Predicate):
         goal.stop(name)
 
 
+def body_box(model, geoms) -> tuple[np.ndarray, np.ndarray]:
+    """Centre and half extents, in the body frame, of the box around an object's colliding geoms."""
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    signs = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
+    for g in geoms:
+        if model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0:
+            continue
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, model.geom_quat[g])
+        c, h = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+        pts = model.geom_pos[g] + (c + signs * h) @ rot.reshape(3, 3).T
+        lo, hi = np.minimum(lo, pts.min(axis=0)), np.maximum(hi, pts.max(axis=0))
+    return (lo + hi) / 2, (hi - lo) / 2
+
+
+def z_range(data, body: int, box) -> tuple[float, float]:
+    """World heights of the lowest and highest points of a body's box (:func:`body_box`) as posed now."""
+    centre, half = box
+    row = data.xmat[body].reshape(3, 3)[2]
+    zc, dz = data.xpos[body][2] + row @ centre, np.abs(row) @ half
+    return float(zc - dz), float(zc + dz)
+
+
+UP_QUAT = {0: (math.cos(-math.pi / 4), 0.0, math.sin(-math.pi / 4), 0.0),    # body x -> up
+           1: (math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0),     # body y -> up
+           2: (1.0, 0.0, 0.0, 0.0)}
+
+
 @register
 class StandsOn(Predicate):
-    """The object stands upright (z axis within ``max_tilt`` of vertical) on the support's top
-    (``on_top``): a pier on a bridge's base."""
+    """The object stands on end on the support's top (a pier on a bridge's base): its longest side
+    within ``max_tilt`` radians of vertical (either end up), its centre over the support's top and
+    its lowest point on it."""
     type = "stands_on"
     args = {"object": Arg("object"), "support": Arg("object"), "max_tilt": Arg("float", 0.35),
             "tol": Arg("float", 0.02)}
 
     def __init__(self, world, a):
         super().__init__(world, a)
-        self.on = OnTop(world, a)
+        o = world.objects[a["object"]]
+        self.box = body_box(world.model, o.geoms)
+        self.axis = int(np.argmax(self.box[1]))
+
+    def _top(self, data) -> float:
+        s = self.w.objects[self.a["support"]]
+        return float(data.xpos[s.body][2] + s.shape.top)
 
     def __call__(self, f):
-        return self.on(f) and tilt(f.data, self.w.objects[self.a["object"]].body) <= self.a["max_tilt"]
+        o, s = self.w.objects[self.a["object"]], self.w.objects[self.a["support"]]
+        up = abs(float(f.data.xmat[o.body].reshape(3, 3)[2, self.axis]))
+        if up < math.cos(self.a["max_tilt"]):
+            return False
+        p = local(self.w, f.data, f.data.xpos[o.body], s.name)
+        tol = self.a["tol"]
+        hx, hy = s.shape.top_half
+        low = z_range(f.data, o.body, self.box)[0] - self._top(f.data)
+        return abs(p[0]) <= hx + tol and abs(p[1]) <= hy + tol and -tol <= low <= tol
 
     def realize(self, goal):
-        """Upright at the first free spot along the support's long side: near one end, the other, the middle."""
+        """On end at the first free spot along the support's long side: near one end, the other, the middle."""
         w, d, name = self.w, goal.data, self.a["object"]
         o, s = w.objects[name], w.objects[self.a["support"]]
-        goal.set_tilt(name, 0.0)
+        d.qpos[o.qadr + 3:o.qadr + 7] = UP_QUAT[self.axis]
         hx, hy = s.shape.top_half
         mat = d.xmat[s.body].reshape(3, 3)
         top = d.xpos[s.body] + mat @ np.array([0.0, 0.0, s.shape.top])
@@ -95,7 +138,9 @@ class StandsOn(Predicate):
         spot = next((top + v for v in spots
                      if all(np.hypot(*(w.pos(d, n)[:2] - (top + v)[:2])) >= o.shape.radius + w.objects[n].shape.radius
                             + 0.004 for n in others)), top)
-        goal.move(name, spot + np.array([0, 0, o.shape.bottom + 0.002]))
+        goal.move(name, spot)
+        low = z_range(d, o.body, self.box)[0]
+        goal.move(name, spot + np.array([0, 0, top[2] - low + 0.001]))
         goal.stop(name)
 
 
@@ -117,7 +162,7 @@ class Bridges(Predicate):
         w, d, name = self.w, goal.data, self.a["object"]
         o = w.objects[name]
         ps = np.array([d.xpos[w.objects[s].body] for s in self.a["supports"]])
-        top = max(p[2] + w.objects[s].shape.top for p, s in zip(ps, self.a["supports"]))
+        top = max(z_range(d, w.objects[s].body, body_box(w.model, w.objects[s].geoms))[1] for s in self.a["supports"])
         c = ps.mean(axis=0)
         dx, dy = ps[-1][:2] - ps[0][:2]
         hx, hy = o.shape.top_half

@@ -50,14 +50,56 @@ class Goal:
         inter = c.shape.interior
         mat = self.data.xmat[c.interior_body].reshape(3, 3)
         floor = self.data.xpos[c.interior_body] + mat @ np.asarray(inter.floor)
-        height = min(self.w.objects[name].shape.bottom, inter.half[2])
-        self.move(name, floor + mat @ np.array([0, 0, height + 0.002]))
+        bottom = self.w.objects[name].shape.bottom
+        # standing on the floor when its centre stays 1 cm below the rim, else sunk to mid-depth (as before)
+        height = bottom if bottom + 0.002 <= 2 * inter.half[2] - 0.01 else min(bottom, inter.half[2])
+        base = floor + mat @ np.array([0, 0, height + 0.002])
+        self.move(name, self.free_spot(name, container, base, mat, inter.half[0], inter.half[1]))
 
     def put_on(self, name: str, support: str) -> None:
         s = self.w.objects[support]
         q = self.data.xpos[s.body]
         top = s.shape.interior.floor[2] if s.shape.interior is not None and s.shape.top_half == (0, 0) else s.shape.top
-        self.move(name, (q[0], q[1], q[2] + top + self.w.objects[name].shape.bottom + 0.002))
+        base = np.array([q[0], q[1], q[2] + top + self.w.objects[name].shape.bottom + 0.002])
+        hx, hy = s.shape.top_half
+        self.move(name, self.free_spot(name, support, base, self.data.xmat[s.body].reshape(3, 3), hx, hy))
+
+    def free_spot(self, name: str, support: str, centre: np.ndarray, mat: np.ndarray, hx: float,
+                  hy: float) -> np.ndarray:
+        """``centre`` (a support's or container's middle, where ``name`` would stand) unless another
+        free object (not the ``support`` itself) already stands there at that level; then the spot of
+        a grid over the half extents ``hx``, ``hy`` (support frame ``mat``) nearest the centre that fits
+        inside them and overlaps nothing; failing that, a single occupant moves aside and the two stand
+        side by side along the longer axis; else ``centre``."""
+        me = self.w.objects[name]
+        bottom = centre[2] - me.shape.bottom
+        riders = {n for n, r in self.w.objects.items() if r.qadr is not None and me.shape.interior is not None
+                  and n != name and in_interior(self.w, self.data, n, name, 0.01)}
+        others = [(self.w.pos(self.data, n)[:2].copy(), r.shape.radius) for n, r in self.w.objects.items()
+                  if r.qadr is not None and n not in (name, support) and n not in riders
+                  and abs(self.w.bottom_z(self.data, n) - bottom) < 0.006
+                  and np.all(np.abs((mat.T @ (self.w.pos(self.data, n) - centre))[:2]) <= (hx + 0.02, hy + 0.02))]
+        if not others or hx <= 0 or hy <= 0:
+            return centre
+        grid = [(fx, fy) for fx in (0, -0.5, 0.5, -0.8, 0.8) for fy in (0, -0.5, 0.5, -0.8, 0.8)
+                if fx * fx + fy * fy <= 0.65]                   # inside a round interior as well
+        offsets = [(fx * hx, fy * hy) for fx, fy in sorted(grid, key=lambda g: g[0] ** 2 + g[1] ** 2)]
+        mine = min(me.shape.radius, 0.05)
+        for dx, dy in offsets:
+            if abs(dx) + mine > hx or abs(dy) + mine > hy:           # would poke through a wall / off the edge
+                continue
+            spot = centre + mat @ np.array([dx, dy, 0.0])
+            if all(np.hypot(*(spot[:2] - xy)) >= mine + min(r, 0.05) + 0.003 for xy, r in others):
+                return spot
+        if len(others) == 1:         # one occupant in the middle: both side by side along the longer axis
+            gap = (mine + min(others[0][1], 0.05) + 0.003) / 2
+            axis = np.array([gap, 0.0, 0.0]) if hx >= hy else np.array([0.0, gap, 0.0])
+            occupant = next(n for n, r in self.w.objects.items() if r.qadr is not None and n not in (name, support)
+                            and n not in riders and np.allclose(self.w.pos(self.data, n)[:2], others[0][0]))
+            p = self.w.pos(self.data, occupant).copy()
+            self.move(occupant, p - mat @ axis)
+            return self.w.pos(self.data, occupant) + mat @ (2 * axis) + np.array([0, 0, centre[2] - p[2]])
+        return centre
 
     def put_on_table(self, name: str, xy=None) -> None:
         """At ``xy``, else where it started if that was on the table, else a free spot in front."""

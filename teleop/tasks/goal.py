@@ -184,11 +184,25 @@ class Goal:
             self.data.qpos[qadr] = np.clip(self.data.qpos[qadr] + dq, lo, hi)
 
     # -- fixtures ------------------------------------------------------------------------------
-    def set_joint(self, name: str, fraction: float) -> None:
+    def set_joint(self, name: str, fraction: float, carry: bool = False) -> None:
+        """Set the main joint; with ``carry``, what lies in a volume that moves with it (a drawer's)
+        moves along, as it would when a hand slides the drawer (the joint predicates' goals do)."""
         o = self.w.objects[name]
         lo, hi = o.joint_range
+        moving = carry and o.shape.interior is not None and o.interior_body != o.body
+        if moving:
+            mujoco.mj_kinematics(self.model, self.data)
+            riders = [n for n, r in self.w.objects.items() if r.qadr is not None and n != name
+                      and in_interior(self.w, self.data, n, name, 0.01)]
+            old = self.data.xpos[o.interior_body].copy()
         self.data.qpos[o.joint_qadr] = lo + fraction * (hi - lo)
         mujoco.mj_kinematics(self.model, self.data)
+        if moving and riders:
+            delta = self.data.xpos[o.interior_body] - old
+            for n in riders:
+                r = self.w.objects[n]
+                self.data.qpos[r.qadr:r.qadr + 3] += delta
+            mujoco.mj_kinematics(self.model, self.data)
 
     def press(self, button: str, n: int) -> None:
         self.w.events[f"{button}.presses"].realize(self, n)

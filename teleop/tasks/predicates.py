@@ -6,7 +6,8 @@ then contacts, history, joints and scene events; both parts import only :mod:`pr
 from __future__ import annotations
 
 from teleop.tasks import predicates_geom, predicates_lh, predicates_state
+from teleop.tasks import predicates_ld
 from teleop.tasks.predicate_base import PREDICATES, Predicate, build_predicate, in_interior, local, register, tilt
 
 __all__ = ["PREDICATES", "Predicate", "build_predicate", "in_interior", "local", "register", "tilt",
-           "predicates_geom", "predicates_lh", "predicates_state"]
+           "predicates_geom", "predicates_ld", "predicates_lh", "predicates_state"]

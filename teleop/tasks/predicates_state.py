@@ -176,7 +176,7 @@ class JointOpen(Predicate):
         return self.w.joint_fraction(f.data, self.a["fixture"]) >= self.a["fraction"]
 
     def realize(self, goal):
-        goal.set_joint(self.a["fixture"], min(1.0, self.a["fraction"] + 0.1))
+        goal.set_joint(self.a["fixture"], min(1.0, self.a["fraction"] + 0.1), carry=True)
 
 
 @register
@@ -189,7 +189,7 @@ class JointClosed(Predicate):
         return self.w.joint_fraction(f.data, self.a["fixture"]) <= self.a["fraction"]
 
     def realize(self, goal):
-        goal.set_joint(self.a["fixture"], max(0.0, self.a["fraction"] - 0.05))
+        goal.set_joint(self.a["fixture"], max(0.0, self.a["fraction"] - 0.05), carry=True)
 
 
 @register
@@ -202,7 +202,7 @@ class JointBetween(Predicate):
         return self.a["low"] <= self.w.joint_fraction(f.data, self.a["fixture"]) <= self.a["high"]
 
     def realize(self, goal):
-        goal.set_joint(self.a["fixture"], (self.a["low"] + self.a["high"]) / 2)
+        goal.set_joint(self.a["fixture"], (self.a["low"] + self.a["high"]) / 2, carry=True)
 
 
 class _Count(Predicate):

@@ -11,7 +11,7 @@ import hashlib
 
 import numpy as np
 
-from recordings.takefile import FLAGS, H5_PATHS, TIMING, Take
+from recordings.takefile import ADDED_LATER, FLAGS, H5_PATHS, TIMING, Take
 from teleop.sim import ACTION_DIM, OBS_DIM
 
 # float32 actions are the float64 targets rounded once, so one may sit a rounding step outside a
@@ -22,9 +22,11 @@ FINITE = ("actions", "states", "obs", "progress", "timing")      # frames are de
 
 def declared_shapes(take: Take) -> dict[str, tuple[int, ...]]:
     m, t = take.meta, take.length
-    return {"actions": (t, ACTION_DIM), "states": (t, len(m.initial_state)), "obs": (t, OBS_DIM),
-            "instruction": (t,), "subtasks": (t, len(m.subtask_names)), "progress": (t,),
-            "timing": (t, len(TIMING)), "frame": (t, len(m.frame_columns)), "flags": (t, len(FLAGS))}
+    shapes = {"actions": (t, ACTION_DIM), "states": (t, len(m.initial_state)), "obs": (t, OBS_DIM),
+              "instruction": (t,), "subtasks": (t, len(m.subtask_names)), "progress": (t,),
+              "timing": (t, len(TIMING)), "frame": (t, len(m.frame_columns)), "flags": (t, len(FLAGS)),
+              "cue_hidden": (t,)}
+    return {name: shape for name, shape in shapes.items() if name in take.arrays or name not in ADDED_LATER}
 
 
 def _first_bad(mask: np.ndarray) -> str:
@@ -56,7 +58,9 @@ def array_problems(take: Take) -> list[str]:
     if bad.any():
         problems.append(f"dataset '{H5_PATHS['instruction']}' indexes past the {len(take.meta.instructions)} "
                         f"instruction(s) (first at {_first_bad(bad)})")
-    for name in ("subtasks", "flags"):
+    for name in ("subtasks", "flags", "cue_hidden"):
+        if name not in take.arrays:      # cue_hidden: older takes lack it
+            continue
         bad = take.arrays[name] > 1
         if bad.any():
             problems.append(f"dataset '{H5_PATHS[name]}' holds values other than 0/1 (first at {_first_bad(bad)})")
@@ -81,6 +85,8 @@ def take_digest(take: Take) -> str:
     export compares it with the digest in the validation report to know the take is unchanged."""
     h = hashlib.sha256()
     for name in H5_PATHS:
+        if name not in take.arrays:      # a dataset older takes lack: their digest stays what it was
+            continue
         arr = np.ascontiguousarray(take.arrays[name])
         h.update(f"{name}:{arr.dtype.str}:{arr.shape};".encode())
         h.update(arr.tobytes())

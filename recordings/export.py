@@ -31,6 +31,7 @@ import h5py
 from recordings import faults, provenance
 from recordings.errors import TakeError
 from recordings.batch import backend_name, run_batch
+from recordings.cue_gap import take_gap
 from recordings.export_finish import EXPORT_INFO, export_lock, finished_plan_sha, leftovers, move_into_place, plan_sha
 from recordings.export_finish import mark_exported as mark_exported_takes, remove_trash, retire, work_dir
 from recordings.export_progress import FrameProgress, take_frames
@@ -324,6 +325,14 @@ def _assemble(takes: list[PlannedTake], jobs: list[ShardJob], plan: dict, work: 
     (target / "meta" / EXPORT_INFO).write_text(json.dumps(export_info, indent=2))
 
 
+def _cue_record(take) -> dict:
+    """The episode's memory cue and MIKASA-Robo-VLA's information gap (None where the take has no
+    ``cue_hidden``: recorded before it existed)."""
+    gap = take_gap(take)
+    return {"cue": take.meta.cue or None, "cue_hidden_steps": None if gap is None else gap.hidden_steps,
+            "information_gap_steps": None if gap is None else gap.gap_steps}
+
+
 def _episode_record(index: int, take) -> dict:
     m = take.meta
     return {"episode_index": index, "take_id": m.take_id, "task_id": m.task_id, "seed_index": m.seed_index,
@@ -331,4 +340,4 @@ def _episode_record(index: int, take) -> dict:
             "device": m.device, "model_fingerprint": m.model_fingerprint, "instructions": list(m.instructions),
             "subtask_names": list(m.subtask_names), "initial_state": list(m.initial_state),
             "scene_events": list(take.events), "software": m.software,
-            "retarget_config_hash": m.retarget_config_hash}
+            "retarget_config_hash": m.retarget_config_hash, **_cue_record(take)}

@@ -87,6 +87,10 @@ class JournalWriter:
 
     def append(self, values: dict[str, np.ndarray]) -> None:
         parts = []
+        missing = [c.name for c in self.columns if c.name not in values]
+        if missing:
+            raise TakeError(self.folder, f"tick without column(s) {missing}; every tick needs "
+                                         f"{[c.name for c in self.columns]}")
         for col in self.columns:
             arr = np.asarray(values[col.name], dtype=col.dtype)
             if arr.shape != col.shape:

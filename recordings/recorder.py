@@ -23,6 +23,11 @@ def instruction_texts(spec) -> tuple[str, ...]:
     return (spec.instruction,)
 
 
+def cue_meta(spec) -> dict:
+    """What a take says about its task's memory cue: ``{kind, what}``, or ``{}`` without one."""
+    return {} if spec.cue is None else {"kind": spec.cue.kind, "what": spec.cue.what}
+
+
 class EpisodeRecorder:
     def __init__(self, store: TakeStore, runtime, operator: str, device: str = "unknown",
                  frame_columns: tuple[str, ...] = (), seed_index: int = 0, episode_index: int = 0, **meta_extra):
@@ -30,7 +35,8 @@ class EpisodeRecorder:
         spec = runtime.spec
         self.instructions = instruction_texts(spec)
         self.meta = meta_for_episode(runtime.sim, spec.id, seed_index, episode_index, operator, self.instructions,
-                                     tuple(s.name for s in spec.subtasks), frame_columns, device, **meta_extra)
+                                     tuple(s.name for s in spec.subtasks), frame_columns, device,
+                                     cue=cue_meta(spec), **meta_extra)
         self.writer: TakeWriter = store.writer(self.meta)
         self._frame_dim = len(frame_columns)
         self._before: tuple | None = None
@@ -47,11 +53,13 @@ class EpisodeRecorder:
         return self
 
     def capture(self) -> None:
-        """Take the state, observation and instruction BEFORE this tick's step (robomimic's
+        """Take the state, observation, instruction and whether the memory cue is hidden BEFORE
+        this tick's step (robomimic's
         convention: ``states[t]`` is what ``actions[t]`` was applied to). Call it right before
         the session steps, then :meth:`append` after."""
         sim = self.rt.sim
-        self._before = (sim.get_state(), sim.observation(), self.instructions.index(self.rt.instruction))
+        self._before = (sim.get_state(), sim.observation(), self.instructions.index(self.rt.instruction),
+                        self.rt.cue_hidden)
 
     def append(self, action: np.ndarray, score, timing: dict, frame: np.ndarray | None = None,
                flags: dict | None = None) -> None:
@@ -60,14 +68,15 @@ class EpisodeRecorder:
         of ``TIMING``), the device frame vector and the tick's flags."""
         if self._before is None:
             raise TakeError(f"take {self.take_id}: append() without capture() before the step")
-        (state, obs, instruction), self._before = self._before, None
+        (state, obs, instruction, cue_hidden), self._before = self._before, None
         flags = flags or {}
         self.writer.append(
             actions=np.asarray(action, np.float32), states=state, obs=obs, instruction=instruction,
             subtasks=np.array(score.latched, np.uint8), progress=score.progress,
             timing=np.array([timing[k] for k in TIMING]),
             frame=np.zeros(self._frame_dim) if frame is None else frame,
-            flags=np.array([bool(flags.get(k, k == "engaged")) for k in FLAGS], np.uint8))
+            flags=np.array([bool(flags.get(k, k == "engaged")) for k in FLAGS], np.uint8),
+            cue_hidden=np.uint8(cue_hidden))
         self.writer.set_last_obs(self.rt.sim.observation())      # robomimic's next_obs of this tick
         self._journal_events()
 

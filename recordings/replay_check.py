@@ -1,7 +1,8 @@
 """Replay a take's actions through its task runtime and compare every tick with what was recorded.
 
 On the take's own build the replay must reproduce the recording bit for bit: the full simulator
-state and the observation before each action, the instruction shown, and the progress and latched
+state and the observation before each action, the instruction shown, whether the memory cue is
+hidden, and the progress and latched
 subtasks scored after it. On another build positions must agree within
 :data:`recordings.build.CROSS_BUILD_TOLERANCE`. The first divergence is described (tick, field,
 joint or state component); the largest errors are measured over the whole take.
@@ -128,3 +129,6 @@ def _exact_tick(cmp: Comparison, t: int, state, obs, rt, take: Take, labels: Sta
     index = int(arrays["instruction"][t])
     if take.meta.instructions[index] != shown:
         cmp.diverge(t, f"instruction {take.meta.instructions[index]!r} recorded, {shown!r} on replay")
+    if "cue_hidden" in arrays and bool(arrays["cue_hidden"][t]) != rt.cue_hidden:
+        cmp.diverge(t, f"the memory cue is {'hidden' if arrays['cue_hidden'][t] else 'visible'} in the recording, "
+                       f"{'hidden' if rt.cue_hidden else 'visible'} on replay")

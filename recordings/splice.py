@@ -38,6 +38,10 @@ def continued_meta(take: Take, tick: int, **changes) -> TakeMeta:
 
 def prefix_rows(take: Take, tick: int) -> Iterator[dict]:
     """The first ``tick`` rows of ``take`` as journal rows (column name -> value)."""
+    missing = [H5_PATHS[name] for name in H5_PATHS if name not in take.arrays]
+    if missing and tick:
+        raise TakeError(take.path, f"recorded before dataset(s) {missing} existed: it cannot be continued "
+                                   "(record it again)")
     for t in range(check_tick(take, tick)):
         yield {name: take.arrays[name][t] for name in H5_PATHS}
 

@@ -13,7 +13,7 @@ Layout (T ticks; ``states[t]``/``obs[t]`` are BEFORE ``actions[t]``, robomimic's
       actions (T, 58) f4       states (T, D) f8         obs/state (T, 130) f4
       initial_state (D,) f8    instruction_index (T,) i4 subtask_latched (T, K) u1
       progress (T,) f4         timing (T, len(TIMING)) f8  operator_frames (T, F) f8
-      tick_flags (T, len(FLAGS)) u1
+      tick_flags (T, len(FLAGS)) u1  cue_hidden (T,) u1: the task's memory cue provably hidden in states[t]
       rewards (T,) f8          dones (T,) i8            next_obs/state (T, 130) f4
       scene_events () str      JSON list of {tick, event, type, effect} (recordings.take_events)
 
@@ -47,7 +47,8 @@ FLAGS = ("engaged", "held", "stale")
 STATUSES = ("recorded", "accepted", "rejected", "validated_pass", "validated_fail", "exported")
 H5_PATHS = {"actions": "actions", "states": "states", "obs": "obs/state", "instruction": "instruction_index",
             "subtasks": "subtask_latched", "progress": "progress", "timing": "timing",
-            "frame": "operator_frames", "flags": "tick_flags"}
+            "frame": "operator_frames", "flags": "tick_flags", "cue_hidden": "cue_hidden"}
+ADDED_LATER = ("cue_hidden",)     # per-tick datasets takes recorded before them lack (readers: optional)
 DEMO = "data/demo_0"
 OPTIONAL_PATHS = {"rewards": "rewards", "dones": "dones", "next_obs": "next_obs/state"}
 NEXT_OBS_LAST = "next_obs_last.npz"     # in a journal folder: the recorder's observation after its last step
@@ -89,6 +90,7 @@ class TakeMeta:
     software: dict = field(default_factory=dict)
     created: float = 0.0
     continued_from: str = ""        # "<take_id>@<tick>": the prefix this take continues (recordings.splice)
+    cue: dict = field(default_factory=dict)     # memory tasks: {kind, what} of the cue (teleop.tasks.cues)
 
     def env_args(self) -> dict:
         """robomimic's ``{env_name, type, env_kwargs}``, with our own keys kept beside them."""
@@ -108,7 +110,7 @@ class TakeMeta:
                 Column("obs", "<f4", (OBS_DIM,)), Column("instruction", "<i4", ()),
                 Column("subtasks", "|u1", (len(self.subtask_names),)), Column("progress", "<f4", ()),
                 Column("timing", "<f8", (len(TIMING),)), Column("frame", "<f8", (len(self.frame_columns),)),
-                Column("flags", "|u1", (len(FLAGS),))]
+                Column("flags", "|u1", (len(FLAGS),)), Column("cue_hidden", "|u1", ())]
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,8 @@ def write_take_h5(path: Path, meta: TakeMeta, arrays: dict[str, np.ndarray], rev
         data.attrs["env_args"] = json.dumps(meta.env_args())
         demo = data.create_group("demo_0")
         for name, h5path in H5_PATHS.items():
+            if name not in arrays and name in ADDED_LATER:      # a journal written before the column existed
+                continue
             arr = arrays[name]
             kwargs = {"compression": "lzf", "chunks": True} if arr.ndim == 2 and arr.shape[0] > 0 else {}
             demo.create_dataset(h5path, data=arr, **kwargs)
@@ -240,6 +244,8 @@ def _read(path: Path) -> Take:
             demo = h5[DEMO]
             arrays = {}
             for name, h5path in H5_PATHS.items():
+                if h5path not in demo and name in ADDED_LATER:
+                    continue
                 if h5path not in demo:
                     raise TakeError(path, f"dataset '{DEMO}/{h5path}' is missing")
                 arrays[name] = demo[h5path][()]

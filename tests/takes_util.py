@@ -29,7 +29,7 @@ def record_take(store, sim: Sim, ticks: int = 30, name: str = "take", task_id: s
         writer.append(actions=action, states=state, obs=obs,
                       instruction=int(t >= ticks // 2), subtasks=np.array([t > 5, t > 20], np.uint8),
                       progress=50.0 * (t > 5) + 50.0 * (t > 20), timing=np.arange(len(TIMING)) + t,
-                      frame=np.array([t * 0.04, t, 1.0]), flags=np.array([1, 0, 0], np.uint8))
+                      frame=np.array([t * 0.04, t, 1.0]), flags=np.array([1, 0, 0], np.uint8), cue_hidden=0)
     return (writer.finish() if finish else writer), actions
 
 
@@ -46,7 +46,8 @@ def record_actions(store, sim: Sim, actions: np.ndarray, task_id: str = "test_ta
         writer.append(actions=action, states=state, obs=obs, instruction=0,
                       subtasks=np.array([t > ticks // 3, t > 2 * ticks // 3], np.uint8),
                       progress=50.0 * (t > ticks // 3) + 50.0 * (t > 2 * ticks // 3),
-                      timing=np.zeros(len(TIMING)), frame=np.zeros(3), flags=np.array([1, 0, 0], np.uint8))
+                      timing=np.zeros(len(TIMING)), frame=np.zeros(3), flags=np.array([1, 0, 0], np.uint8),
+                      cue_hidden=0)
         writer.set_last_obs(sim.observation())
     return writer.finish()
 def clone_take(path, folder, take_id: str):

@@ -126,7 +126,8 @@ RECORDER = textwrap.dedent("""
     last_sync = writer.journal._last_sync
     for t in range(100000):
         writer.append(actions=[0.0] * 58, states=sim.get_state(), obs=[0.0] * 130, instruction=0,
-                      subtasks=[0, 0], progress=0.0, timing=[t] * 6, frame=[t, t, 1], flags=[1, 0, 0])
+                      subtasks=[0, 0], progress=0.0, timing=[t] * 6, frame=[t, t, 1], flags=[1, 0, 0],
+                      cue_hidden=0)
         if writer.journal._last_sync != last_sync:       # the writer's own periodic fsync happened
             last_sync = writer.journal._last_sync
             print(writer.ticks, flush=True)

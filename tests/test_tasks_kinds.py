@@ -20,6 +20,7 @@ SPEC = {
                 {"name": "cube", "kind": "box", "size": [0.02, 0.02, 0.02], "spawn": {"center": [0.45, -0.2]}}],
     "subtasks": [{"name": "Ring twice", "weight": 100,
                   "predicates": [{"type": "event_count_exactly", "event": "bell.presses", "n": 2}]}],
+    "cue": {"kind": "event_count", "what": "how often the bell rang", "event": "bell.presses"},
 }
 
 
@@ -66,6 +67,7 @@ def test_a_new_kind_with_an_automatic_event_needs_no_code_elsewhere(monkeypatch)
     raw = copy.deepcopy(SPEC)
     raw["objects"][0]["kind"] = "doorbell"
     raw["subtasks"][0]["predicates"][0]["event"] = "bell.rings"
+    raw["cue"]["event"] = "bell.rings"
     spec = parse_spec(raw, "bells.yaml")
     assert [(e.type, e.name, e.args) for e in automatic_events(spec.objects)] == [
         ("press_counter", "bell.rings", {"button": "bell"})]

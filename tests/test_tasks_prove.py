@@ -15,7 +15,7 @@ from teleop.tasks.proven import PROVEN_FILE, ProvenEntry, load_record, proven_id
 SCRIPTED = "pick_up_peach"                 # the shortest scripted task
 UNSCRIPTED = "open_microwave_oven_door"
 TASK_KEYS = {"id", "axis", "episodes", "completed", "validated", "mean_progress", "first_failing_subtask", "wall_s",
-             "reason"}
+             "reason", "information_gap_median"}
 
 
 def _prove_cli(capsys, *args) -> tuple[int, dict]:
@@ -35,6 +35,7 @@ def test_prove_records_revalidates_and_writes_the_record(capsys, tmp_path):
     done = tasks[SCRIPTED]
     assert done["episodes"] == 2 and 0 <= done["validated"] <= done["completed"] <= 2
     assert 0 <= done["mean_progress"] <= 100 and done["reason"] is None
+    assert done["information_gap_median"] is None                  # not a memory task: no cue
     with TakeStore(store) as s:                  # every episode became a take; accepted = re-validated
         assert len(s.rows()) == 2 and len(s.rows(status="accepted")) == done["validated"]
 

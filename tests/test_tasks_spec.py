@@ -126,7 +126,8 @@ def test_cli_list_json(capsys):
     assert main(["tasks", "list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == len(all_specs())
-    assert set(rows[0]) == {"id", "axis", "K", "ordered", "instruction", "language_schedule", "subtasks", "proven"}
+    assert set(rows[0]) == {"id", "axis", "K", "ordered", "instruction", "language_schedule", "subtasks", "proven",
+                            "cue", "information_gap_median", "information_gap_source"}
     assert set(rows[0]["subtasks"][0]) == {"name", "weight", "must_hold", "latch_violation"}
 
 

@@ -9,6 +9,7 @@ script cannot be driven: it is reported unproven, failing at its first subtask, 
 from __future__ import annotations
 
 import datetime
+import statistics
 import tempfile
 import time
 from collections import Counter
@@ -38,6 +39,7 @@ class TaskProof:
     first_failing_subtask: str | None   # the most frequent first incomplete subtask (None: none failed)
     wall_s: float                # summed wall time of this task's episodes (recording + validation)
     reason: str | None = None    # why the task could not be driven or an episode crashed (None: all ran)
+    information_gap_median: float | None = None   # memory tasks: median gap over the validated episodes
 
     @property
     def proven(self) -> bool:
@@ -65,8 +67,8 @@ class ProveReport:
     def record_entries(self, commit: str, date: str | None = None) -> dict[str, ProvenEntry]:
         """The committed record's entries for these tasks (``teleop.tasks.proven``)."""
         day = date or datetime.date.today().isoformat()
-        return {t.id: ProvenEntry(t.proven, t.validated, t.episodes, self.first_episode, day, commit)
-                for t in self.tasks}
+        return {t.id: ProvenEntry(t.proven, t.validated, t.episodes, self.first_episode, day, commit,
+                                  t.information_gap_median) for t in self.tasks}
 
 
 def select_tasks(ids: list[str] | None = None, axis: str | None = None) -> list[TaskSpec]:
@@ -99,9 +101,11 @@ def _aggregate(spec: TaskSpec, results: list[ItemResult]) -> TaskProof:
     first = min(failing, key=lambda name: (-failing[name], order[name])) if failing else None
     progress = sum(p["progress"] for p in proofs) / len(results)
     reason = f"{len(crashed)} episode(s) crashed: {crashed[0]}" if crashed else None
+    gaps = [p["information_gap_steps"] for p in proofs if p["validated"] and p["information_gap_steps"] is not None]
     return TaskProof(spec.id, spec.axis, len(results), sum(p["completed"] for p in proofs),
                      sum(p["validated"] for p in proofs), round(progress, 2), first,
-                     round(sum(r.seconds for r in results), 2), reason)
+                     round(sum(r.seconds for r in results), 2), reason,
+                     float(statistics.median(gaps)) if gaps else None)
 
 
 def prove(specs: list[TaskSpec], seeds: int, first_episode: int = 0, workers: int = 1, ray_address: str | None = None,

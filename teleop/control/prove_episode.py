@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from recordings.cue_gap import take_gap
 from recordings.store import TakeStore
 from recordings.validate import validate_take
 from teleop.control.episode import Episode, EpisodeOptions
@@ -35,6 +36,7 @@ class EpisodeProof:
     first_failing_subtask: str | None    # first incomplete subtask of the live episode (None: all done)
     take_id: str
     validation: str              # the validation's verdict in words
+    information_gap_steps: int | None = None     # the take's longest cue-hidden interval (None: no cue)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -47,9 +49,11 @@ def prove_episode(item: EpisodeItem) -> dict:
         result, take = episode.run(store, operator=OPERATOR)
         report = validate_take(store.path(take.meta.take_id))
         failing = next((s.name for s in result.subtasks if s.effective < 1), None)
+        gap = take_gap(take) if take.meta.cue else None
         if report.passed:
             store.accept(take.meta.take_id)
         else:
             store.reject(take.meta.take_id, f"not proven: {report.reason}")
     return EpisodeProof(item.task_id, item.episode_index, result.strict_success == 1, report.passed,
-                        float(result.progress), failing, take.meta.take_id, report.reason).to_json()
+                        float(result.progress), failing, take.meta.take_id, report.reason,
+                        None if gap is None else gap.gap_steps).to_json()

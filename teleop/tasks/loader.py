@@ -8,11 +8,13 @@ from typing import Any
 from teleop.core.errors import ConfigError, choices
 from teleop.core.yamlio import load_yaml
 from teleop.tasks.args import SpecError, check_args
+from teleop.tasks.cues import CUE_KINDS, CueSpec, parse_cue
 from teleop.tasks.spec import (AXES, SPEC_DIR, EventSpec, Segment, SubtaskSpec, TaskSpec, _flag, _names,
                                _parse_object, _req, automatic_events, namespace, parse_predicate)
 
 TOP_KEYS = ("id", "axis", "instruction", "ordered", "objects", "subtasks", "language_schedule", "max_steps",
-            "distractors", "events", "notes", "demos")
+            "distractors", "events", "notes", "demos", "cue")
+CUE_AXIS = "memory"          # the axis whose tasks must declare their cue (their information gap is measured)
 SUBTASK_KEYS = ("name", "weight", "must_hold", "latch_violation", "predicates", "after")
 
 
@@ -133,7 +135,17 @@ def _parse(raw: Any, path: str) -> TaskSpec:
         raise SpecError("demos", f"must be a positive integer (takes to collect), got {demos!r}")
     return TaskSpec(_req(raw, "id", str, ""), axis, _req(raw, "instruction", str, ""), ordered, objects,
                     tuple(subs), _schedule(raw.get("language_schedule")), max_steps, distractors, tuple(events), path,
-                    demos=demos)
+                    demos=demos, cue=_cue(raw, axis, ns, (*automatic_events(objects), *events)))
+
+
+def _cue(raw: dict, axis: str, ns, events) -> CueSpec | None:
+    """The spec's cue; a memory task must declare one (its information gap is measured per take)."""
+    if "cue" not in raw:
+        if axis == CUE_AXIS:
+            raise SpecError("cue", f"a {CUE_AXIS} task must declare the cue its decision depends on "
+                            f"({{kind, what, ...}}); valid kinds: {choices(sorted(CUE_KINDS))}")
+        return None
+    return parse_cue(raw["cue"], ns, {e.name: e for e in events})
 
 
 def load_spec(path: str | Path) -> TaskSpec:

@@ -5,7 +5,11 @@ and re-validated by replay) and writes ``proven.json`` beside this module; ``tel
 ``teleop demo`` and the app's task picker read it. A task absent from the record is not proven.
 
     {"pick_up_peach": {"proven": true, "validated": 5, "episodes": 5, "first_episode": 0,
-                       "date": "2026-12-01", "commit": "git:9fda944"}, ...}
+                       "date": "2026-12-01", "commit": "git:9fda944", "information_gap_median": null}, ...}
+
+``information_gap_median`` (memory tasks): the median over the re-validated episodes of each take's
+longest interval with the cue provably hidden (:mod:`recordings.cue_gap`); null without a cue or
+an episode to measure. Entries written before it existed lack the key (read as null).
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from teleop.core.errors import ConfigError
 
 PROVEN_FILE = Path(__file__).with_name("proven.json")
 ENTRY_KEYS = ("proven", "validated", "episodes", "first_episode", "date", "commit")
+OPTIONAL_KEYS = ("information_gap_median",)        # added later: older entries lack them
 
 
 @dataclass(frozen=True)
@@ -27,17 +32,20 @@ class ProvenEntry:
     first_episode: int      # episode indices first_episode .. first_episode + episodes - 1
     date: str               # ISO date of the run
     commit: str             # source revision the run measured
+    information_gap_median: float | None = None     # memory tasks: median gap (ticks) of the validated episodes
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
 def _entry(task_id: str, raw: object, path: Path) -> ProvenEntry:
-    if not isinstance(raw, dict) or set(raw) != set(ENTRY_KEYS):
+    if not isinstance(raw, dict) or not set(ENTRY_KEYS) <= set(raw) <= set(ENTRY_KEYS + OPTIONAL_KEYS):
         got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
-        raise ConfigError(f"{path}: {task_id}: an entry needs exactly the keys {list(ENTRY_KEYS)}, got {got}")
+        raise ConfigError(f"{path}: {task_id}: an entry needs exactly the keys {list(ENTRY_KEYS)} (optionally "
+                          f"{list(OPTIONAL_KEYS)}), got {got}")
+    gap = raw.get("information_gap_median")
     return ProvenEntry(bool(raw["proven"]), int(raw["validated"]), int(raw["episodes"]), int(raw["first_episode"]),
-                       str(raw["date"]), str(raw["commit"]))
+                       str(raw["date"]), str(raw["commit"]), None if gap is None else float(gap))
 
 
 def load_record(path: Path = PROVEN_FILE) -> dict[str, ProvenEntry]:

@@ -5,10 +5,12 @@ import numpy as np
 
 from teleop.sim import Sim
 from teleop.tasks.build import TaskScene, build_task, place_objects, placement_seed
+from teleop.tasks.cues import Cue
 from teleop.tasks.event_log import EventLog
 from teleop.tasks.events import apply_colours
 from teleop.tasks.scorer import EpisodeResult, Scorer, TickScore
 from teleop.tasks.spec import TaskSpec
+from teleop.tasks.world import Frame
 
 
 class TaskRuntime:
@@ -23,6 +25,8 @@ class TaskRuntime:
         self.initial_state: np.ndarray | None = None
         self.last: TickScore | None = None
         self.event_log = EventLog(self.world)     # what the scene events did, for the take
+        self.cue = Cue(self.world, self.spec.cue) if self.spec.cue is not None else None
+        self.cue_hidden = False                   # the cue is provably hidden in the current state
 
     @property
     def spec(self):
@@ -39,6 +43,7 @@ class TaskRuntime:
         self.initial_state = self.sim.get_state()
         self.scorer.reset(self.sim.data)
         self.last = self.scorer.update(self.sim.data, 0)
+        self._observe_cue(reset=True)
         return obs
 
     def restore(self, state: np.ndarray) -> None:
@@ -49,6 +54,7 @@ class TaskRuntime:
         self.event_log.reset(self.sim.model, self.sim.data)
         self.scorer.reset(self.sim.data)
         self.last = self.scorer.update(self.sim.data, 0)
+        self._observe_cue(reset=True)
 
     def after_step(self) -> TickScore:
         """Scene events (userdata), colours, then scoring of the current tick. What each event
@@ -59,7 +65,18 @@ class TaskRuntime:
         apply_colours(self.world, model, data)
         self.event_log.colours(tick, model, data)
         self.last = self.scorer.update(self.sim.data, self.sim.tick)
+        self._observe_cue()
         return self.last
+
+    def _observe_cue(self, reset: bool = False) -> None:
+        """Whether the scene hides the task's cue in the current state (after events and scoring,
+        so ``cue_hidden`` describes the state the next action is applied to)."""
+        if self.cue is None:
+            self.cue_hidden = False
+            return
+        if reset:
+            self.cue.reset(self.sim.data)
+        self.cue_hidden = self.cue.hidden(Frame(self.world, self.sim.data, self.sim.tick))
 
     def step(self, action: np.ndarray) -> np.ndarray:
         obs = self.sim.step(action)

@@ -13,6 +13,7 @@ from typing import Any
 
 from teleop.core.errors import choices
 from teleop.tasks.args import NameSpace, SpecError, check_args
+from teleop.tasks.cues import CueSpec
 from teleop.tasks.objects import KINDS, kind_defaults
 
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -90,6 +91,7 @@ class TaskSpec:
     path: str = ""
     extra: dict = field(default_factory=dict)
     demos: int = 100                 # accepted takes to collect (the catalog's count: 100, or 30)
+    cue: CueSpec | None = None       # memory tasks: what the decision depends on (teleop.tasks.cues)
 
     def object(self, name: str) -> ObjectSpec:
         return next(o for o in self.objects if o.name == name)

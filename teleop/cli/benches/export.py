@@ -43,7 +43,7 @@ def _make_store(root: Path, lengths: list[int]) -> None:
                 sim.step(action)
                 writer.append(actions=action, states=state, obs=obs, instruction=0,
                               subtasks=np.array([t > ticks // 2], np.uint8), progress=100.0 * (t > ticks // 2),
-                              timing=np.zeros(6), frame=np.zeros(0), flags=np.zeros(3, np.uint8))
+                              timing=np.zeros(6), frame=np.zeros(0), flags=np.zeros(3, np.uint8), cue_hidden=0)
             store.add(writer.finish())
             store.set_review(meta.take_id, "validated_pass")
 

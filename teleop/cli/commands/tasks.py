@@ -8,21 +8,38 @@ from pathlib import Path
 from teleop.cli.tasks_prove import add_parser as add_prove_parser
 from teleop.core.errors import TeleopError
 from teleop.tasks.loader import all_specs, get_spec, load_spec, spec_paths
-from teleop.tasks.proven import proven_ids
+from teleop.tasks.proven import PROVEN_FILE, load_record, proven_ids
 from teleop.tasks.scorer import horizon_steps
 from teleop.tasks.spec import TaskSpec
 
 
-def task_summary(spec: TaskSpec, proven: bool = False) -> dict:
+def task_summary(spec: TaskSpec, proven: bool = False, gap: tuple[float | None, str | None] = (None, None)) -> dict:
     """The ``tasks list --json`` record of one task (keys fixed by issue 3; ``proven`` from issue 16:
-    the committed record of ``teleop tasks prove``)."""
+    the committed record of ``teleop tasks prove``; ``cue`` and the information gap's median, with
+    where it was measured, from issue 17)."""
     sched = None if spec.language_schedule is None else [
         {"text": s.text, "until_step": s.until_step} for s in spec.language_schedule]
     return {"id": spec.id, "axis": spec.axis, "K": len(spec.subtasks), "ordered": spec.ordered,
             "instruction": spec.instruction, "language_schedule": sched,
             "subtasks": [{"name": s.name, "weight": s.weight, "must_hold": s.must_hold,
                           "latch_violation": s.latch_violation} for s in spec.subtasks],
-            "proven": proven}
+            "proven": proven, "cue": None if spec.cue is None else {"kind": spec.cue.kind, "what": spec.cue.what},
+            "information_gap_median": gap[0], "information_gap_source": gap[1]}
+
+
+def information_gaps(specs, record_path: Path, store: str | None) -> dict[str, tuple[float | None, str | None]]:
+    """Per task with a cue: (median information gap in ticks, "proven" | "store" | None): the proven
+    record's median over its validated episodes, else the median over ``store``'s takes, else none."""
+    from recordings.cue_gap import store_gap_medians      # reads takes only when asked to
+
+    record = load_record(record_path)
+    out = {s.id: (record[s.id].information_gap_median, "proven") for s in specs
+           if s.cue is not None and s.id in record and record[s.id].information_gap_median is not None}
+    missing = [s.id for s in specs if s.cue is not None and s.id not in out]
+    if store is not None and missing:
+        medians = store_gap_medians(Path(store), missing)
+        out.update({t: (m, "store") for t, m in medians.items() if m is not None})
+    return out
 
 
 def task_detail(spec: TaskSpec) -> dict:
@@ -47,9 +64,11 @@ def _pred(p) -> dict:
 
 def _list(args) -> int:
     specs = all_specs()
-    proven = set(proven_ids(Path(args.record))) if args.record else set(proven_ids())
+    record = Path(args.record) if args.record else PROVEN_FILE
+    proven = set(proven_ids(record))
     if args.json:
-        print(json.dumps([task_summary(s, s.id in proven) for s in specs]))
+        gaps = information_gaps(specs, record, args.store)
+        print(json.dumps([task_summary(s, s.id in proven, gaps.get(s.id, (None, None))) for s in specs]))
         return 0
     for s in specs:
         print(f"{s.id:<52} {s.axis:<24} K={len(s.subtasks)}{' ordered' if s.ordered else ''}"
@@ -121,6 +140,8 @@ def register(sub) -> None:
     p = tsub.add_parser("list", help="every shipped task")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--record", help="proven-task record to read (default: the committed teleop/tasks/proven.json)")
+    p.add_argument("--store", help="take store whose takes give a memory task's information gap where the "
+                                   "record has none")
     p.set_defaults(func=_list)
     p = tsub.add_parser("show", help="one task's objects, subtasks and predicates")
     p.add_argument("id")

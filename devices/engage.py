@@ -58,6 +58,7 @@ class EngageConfig:
     follow_velocity: float = 4.0           # rad/s safety clamp while engaged
     ease_tolerance: float = 0.01           # rad
     reanchor_after_dropout: bool = False   # True: offsets re-anchor after a HOLD as well
+    request_wait_s: float = 2.0            # an engage key pressed while frames are stale waits this long for one
     hold_per_side: bool = True             # one hand lost holds its side only (False: both)
     ease_speed: float = 0.0                # m/s, operator frame: a returning hand glides in (0: jumps)
     ease_wrist_speed: float = 0.0          # m/s, robot wrists while easing (needs wrist_positions; 0: off)
@@ -92,14 +93,16 @@ class EngageGate:
         self.easing_sides: set[str] = set()
         self._last_out: dict[str, np.ndarray] = {}   # clutched wrist positions while following
         self._request: bool | None = None
+        self._request_since: float | None = None     # when a waiting engage request was first seen
         self._device_flag = False
         self._pinch_since: float | None = None
         self._pinch_released = True
         self._last_now: float | None = None
 
     def request(self, engaged: bool) -> None:
-        """Engage / disengage from a key or UI button; applied on the next ``observe``."""
-        self._request = bool(engaged)
+        """Engage / disengage from a key or UI button; applied on the next ``observe`` (an engage
+        onto a stale or missing frame waits up to ``request_wait_s`` for a fresh one)."""
+        self._request, self._request_since = bool(engaged), None
 
     def reset_anchor(self) -> None:
         """Back to the absolute operator -> robot mapping (no clutch offsets)."""
@@ -157,8 +160,10 @@ class EngageGate:
 
     def _wants_engage(self, frame: OperatorFrame | None, now: float, stale: bool) -> bool | None:
         """True / False for an engage / disengage event this tick, None for no event."""
-        event = self._request
+        requested, event = self._request, self._request
         self._request = None
+        if requested and self._request_since is None:
+            self._request_since = now
         if frame is not None and not stale:
             if frame.engage != self._device_flag:
                 self._device_flag = frame.engage
@@ -166,7 +171,12 @@ class EngageGate:
             if self.state in (EngageState.DISENGAGED, EngageState.ARMING) and self._pinch_held(frame, now):
                 event = True if event is None else event
         if event is not None and self._dropout_reason_for_engage(frame, stale):
-            return None if event else False     # cannot engage onto a missing / stale frame
+            # Cannot engage onto a missing / stale frame. A key press is not lost to a moment of
+            # stale tracking: it waits (briefly) for a fresh frame.
+            if requested and now - self._request_since < self.config.request_wait_s:
+                self._request = True
+            return None if event else False
+        self._request_since = None
         return event
 
     def _pinch_held(self, frame: OperatorFrame, now: float) -> bool:

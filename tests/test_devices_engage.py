@@ -214,3 +214,17 @@ def test_easing_joint_steps_keep_the_wrist_below_the_cartesian_speed():
             assert np.linalg.norm(wrists(q_new)[side] - wrists(q)[side]) <= 0.3 * DT + 1e-9
         q = q_new
     assert np.abs(q[14:] - 1.0).max() < 1e-9            # the hands themselves eased in joint space
+
+
+def test_an_engage_key_pressed_while_frames_are_stale_waits_briefly_for_a_fresh_one():
+    gate = EngageGate(EngageConfig(request_wait_s=1.0))
+    gate.request(True)
+    for i in range(10):                                       # 0.4 s of stale frames: not engaged, still waiting
+        assert not gate.observe(_reading(i * DT, stale=True), i * DT).follow
+    assert gate.observe(_reading(10 * DT), 10 * DT).follow    # the first fresh frame engages
+    late = EngageGate(EngageConfig(request_wait_s=1.0))
+    late.request(True)
+    for i in range(30):                                       # 1.2 s stale: the press has expired
+        late.observe(_reading(i * DT, stale=True), i * DT)
+    assert not late.observe(_reading(30 * DT), 30 * DT).follow
+    assert late.state is EngageState.DISENGAGED

@@ -60,7 +60,7 @@ def main() -> int:
         now = time.monotonic()
         gaps.append(now - last[0])
         last[0] = now
-    timer = QTimer()
+    timer = QTimer(win)
     timer.timeout.connect(tick)
     timer.start(TICK_MS)
     wait_until(lambda: len(win.task_panel.checklist.latched_names()) >= 2)

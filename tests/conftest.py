@@ -16,3 +16,22 @@ from teleop.sim.scene import build_scene  # noqa: E402
 def scene():
     """The bare robot scene, compiled once per test session."""
     return build_scene()
+
+
+@pytest.fixture(autouse=True)
+def _qt_garbage_collected_on_the_gui_thread(request):
+    """After a Qt test: run deferred deletes and collect cyclic garbage here, on the GUI thread.
+    Python's cyclic collector otherwise runs on whichever thread allocates next (a control loop,
+    a render or device thread) and destroying a QObject there corrupts Qt's state — the cause of
+    a segfault in a later test's window construction."""
+    yield
+    if not {"qtbot", "qapp"} & set(request.fixturenames):
+        return
+    import gc
+
+    from PyQt6.QtCore import QCoreApplication, QEvent
+    app = QCoreApplication.instance()
+    if app is not None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+        app.processEvents()
+    gc.collect()

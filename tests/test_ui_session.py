@@ -73,6 +73,9 @@ def test_closing_while_recording_asks_first(make_window, qtbot, monkeypatch):
     win.close()
     assert not win.isVisible()
     assert len(list(Path(takes).glob("*.h5"))) == 1                             # kept
+    # Closed means closed: the window's threads end with it (nothing left ticking or waiting).
+    assert not win.station.loop.running and not win.writer._thread.is_alive()
+    assert not any(view.worker.isRunning() for view in (win.viewport, *win.camera_views))
 
 
 def test_recovered_takes_are_listed_without_a_modal(make_window, tmp_path, scene, monkeypatch):

@@ -92,9 +92,9 @@ def test_view_renders_orbits_pans_zooms_and_sliders_move_joints(make_window, qtb
 class Watchdog:
     """Measures the longest gap between 10 ms timer ticks on the UI thread (a stall detector)."""
 
-    def __init__(self):
+    def __init__(self, parent):
         self.last, self.worst = time.monotonic(), 0.0
-        self.timer = QTimer()
+        self.timer = QTimer(parent)             # Qt-owned: never destroyed by a GC on another thread
         self.timer.timeout.connect(self._tick)
         self.timer.start(10)
 
@@ -114,7 +114,7 @@ def test_collect_review_accept_validate_export(make_window, qtbot, tmp_path):
     qtbot.keyClick(win, Qt.Key.Key_Space)                           # record
     qtbot.waitUntil(lambda: win.station.snapshot().recording, timeout=5000)
     _shot(win, "collecting")
-    watchdog = Watchdog()                                           # from here on, nothing may stall
+    watchdog = Watchdog(win)                                           # from here on, nothing may stall
     ticks0, t0 = win.station.snapshot().report.tick, time.monotonic()
     checklist = win.task_panel.checklist
     qtbot.waitUntil(lambda: len(checklist.latched_names()) == 2, timeout=60000)

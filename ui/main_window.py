@@ -257,5 +257,6 @@ class MainWindow(WindowRefresh, QMainWindow):
             view.shutdown()
         self.station.stop(keep=keep)
         self.validation.shutdown()
+        self.writer.close()
         self.store.close()
         super().closeEvent(event)

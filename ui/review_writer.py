@@ -25,7 +25,8 @@ class ReviewWriter:
         self._done: queue.Queue = queue.Queue()
         self._pending = 0
         self._cond = threading.Condition()
-        threading.Thread(target=self._run, name="review-writer", daemon=True).start()
+        self._thread = threading.Thread(target=self._run, name="review-writer", daemon=True)
+        self._thread.start()
 
     def write(self, take_id: str, status: str, reason: str = "", report: dict | None = None,
               take: Take | None = None, after=None) -> None:
@@ -43,9 +44,18 @@ class ReviewWriter:
             self._pending += 1
         self._jobs.put((self.store.path(take_id), review, after))
 
+    def close(self, timeout: float = 10.0) -> None:
+        """Write what is pending, then end the writer's thread (the window is closing)."""
+        self.flush(timeout)
+        self._jobs.put(None)
+        self._thread.join(timeout)
+
     def _run(self) -> None:
         while True:
-            path, review, after = self._jobs.get()
+            job = self._jobs.get()
+            if job is None:
+                return
+            path, review, after = job
             try:
                 update_review(path, review)
                 self._done.put((read_take(path), after))

@@ -64,8 +64,8 @@ class RenderWorker(QThread):
 
     frame_ready = pyqtSignal(QImage)
 
-    def __init__(self, model: mujoco.MjModel):
-        super().__init__()
+    def __init__(self, model: mujoco.MjModel, parent=None):
+        super().__init__(parent)
         self.model = model
         self._cond = threading.Condition()
         self._request = None
@@ -89,6 +89,7 @@ class RenderWorker(QThread):
             self._running = False
             self._cond.notify()
         if not self.wait(STOP_WAIT_MS):
+            self.setParent(None)           # the view may go; this thread object must not
             _PARKED.append(self)
 
     def run(self) -> None:
@@ -166,7 +167,9 @@ class Viewport(QWidget):
         self._timer.start(int(1000 / fps))
 
     def _start_worker(self, model) -> RenderWorker:
-        worker = RenderWorker(model)
+        # Owned by the view (Qt deletes it with the view, on the UI thread), never by Python's
+        # garbage collector, which may run on any thread and must not destroy a QObject there.
+        worker = RenderWorker(model, parent=self)
         worker.frame_ready.connect(self._on_frame)
         worker.start()
         return worker

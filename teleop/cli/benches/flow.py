@@ -34,10 +34,10 @@ def add_arguments(parser) -> None:
 class _Stalls:
     """Longest gap between 10 ms timer ticks on the UI thread."""
 
-    def __init__(self, QTimer):
+    def __init__(self, QTimer, parent):
         self.gaps: list[float] = []
         self.last = None
-        self.timer = QTimer()
+        self.timer = QTimer(parent)      # Qt-owned: never destroyed by a GC on another thread
         self.timer.timeout.connect(self._tick)
         self.timer.start(10)
 
@@ -77,7 +77,7 @@ def run(args) -> dict:
         win.connect_device("synthetic", {})
         until(lambda: win.station.snapshot().connected, 30)
         until(lambda: win.flow.mode == "LIVE" and win.station.snapshot().armed, 30)
-        stalls, inputs0, ticks0 = _Stalls(QTimer), win.flow.inputs, win.station.ticks
+        stalls, inputs0, ticks0 = _Stalls(QTimer, win), win.flow.inputs, win.station.ticks
         per_take, durations, phases, start = [], [], [], time.monotonic()
         for _ in range(args.takes):
             t0 = time.monotonic()

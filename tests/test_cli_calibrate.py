@@ -4,6 +4,7 @@ Also the refusals: no frames, a hand untracked, a hold that was not still, an im
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 import socket
@@ -194,17 +195,24 @@ class FakeGlove:
 
 def test_capture_averages_the_hold_and_the_fit_recovers_the_person(tmp_path):
     rng = np.random.default_rng(3)
-    samples = [capture(FakeGlove(lambda i, pose=pose: person_hands(pose, rng, tremor=0.005)), pose, 0.1)
-               for pose in ("t_pose", "arms_forward")]
+    samples = [capture(FakeGlove(lambda i, pose=pose: person_hands(pose, rng, tremor=0.005)), pose, 0.1,
+                       clock=_step_clock(), poll=0.0) for pose in ("t_pose", "arms_forward")]
     profile = fit_and_save(samples, tmp_path / "sub" / "bo.yaml")
     assert profile.name == "bo" and OperatorProfile.load(tmp_path / "sub" / "bo.yaml") == profile
     assert profile.arm_length == pytest.approx(PERSON.arm_length, abs=0.005)   # averaged: tighter than tremor
 
 
+def _step_clock(step_s: float = 0.002):
+    """A clock that advances ``step_s`` per reading: the hold sees the same frames however loaded
+    the machine is (with the wall clock, a busy machine gave a 50 ms hold too few frames)."""
+    ticks = itertools.count()
+    return lambda: next(ticks) * step_s
+
+
 def test_a_hold_that_moves_is_refused():
     moving = FakeGlove(lambda i: person_hands("t_pose", arm=0.7 + 0.3 * (i % 2)))
     with pytest.raises(CalibrationError, match=r"hold still: the left wrist moved \d+\.\d cm"):
-        capture(moving, "t_pose", 0.05)
+        capture(moving, "t_pose", 0.05, clock=_step_clock(), poll=0.0)
 
 
 @pytest.mark.parametrize("arm, message", [(0.3, "arm length 0.1"), (1.0, None)])

@@ -69,11 +69,15 @@ def _joint(body, name, axis, rng, hp: HandParams):
                    damping=hp.joint_damping)
 
 
+def _contact(hp: HandParams) -> dict:
+    """The contact data every hand geom shares (robot.yaml ``hand``: friction, condim, solref, solimp)."""
+    return dict(friction=list(hp.friction), condim=hp.condim, solref=list(hp.solref), solimp=list(hp.solimp))
+
+
 def _capsule(body, fr: _Frame, length, radius, mass, rgba, hp: HandParams, name=None):
     end = (0.0, 0.0, length - radius) if name else (0.0, 0.0, length)
     geom = body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=fr.p((0, 0, 0)) + fr.p(end),
-                         size=[radius, 0, 0], mass=mass, rgba=list(rgba), friction=list(hp.friction),
-                         condim=4, **fr.collision)
+                         size=[radius, 0, 0], mass=mass, rgba=list(rgba), **_contact(hp), **fr.collision)
     if name:
         geom.name = name
     return geom
@@ -130,7 +134,7 @@ def _finger(palm, fr, side, finger, hp, sites, joints):
         parent.gravcomp = 1.0
         _joint(parent, f"{side}_palm_arch", fr.a(finger.arch.axis), finger.arch.range, hp)
         parent.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[hp.link_radius, 0, 0],
-                        mass=hp.segment_mass[-1], rgba=list(hp.rgba), **fr.collision)
+                        mass=hp.segment_mass[-1], rgba=list(hp.rgba), **_contact(hp), **fr.collision)
         joints.append(f"{side}_palm_arch")
         base = finger.arch.mcp_offset
     chain = [
@@ -153,8 +157,7 @@ def build_hand(flange_body, side: str, hp: HandParams, mirrored: bool, yaw_deg: 
     palm.gravcomp = 1.0
     half = np.asarray(hp.palm["half_size"], float)
     palm.add_geom(name=f"{side}_palm_geom", type=mujoco.mjtGeom.mjGEOM_BOX, pos=fr.p(hp.palm["center"]),
-                  size=list(half), mass=hp.palm["mass"], rgba=list(hp.rgba), friction=list(hp.friction),
-                  condim=4, **fr.collision)
+                  size=list(half), mass=hp.palm["mass"], rgba=list(hp.rgba), **_contact(hp), **fr.collision)
     wrist = palm.add_site(name=f"{side}_wrist", size=[0.006, 0, 0], rgba=[0.2, 0.2, 0.9, 0.6], group=4)
     palm.add_site(name=f"{side}_palm_center", pos=fr.p(hp.palm["center"]), size=[0.005, 0, 0], group=4)
     sites: list[str] = [wrist.name]

@@ -108,6 +108,9 @@ class HandParams:
     finger_segments: tuple[float, float, float]
     finger_ranges: dict[str, tuple[float, float]]
     thumb: ThumbParams
+    condim: int = 4                                  # contact dimensionality of every hand geom
+    solref: tuple[float, float] = (0.02, 1.0)        # MuJoCo defaults unless robot.yaml says otherwise
+    solimp: tuple[float, ...] = (0.9, 0.95, 0.001, 0.5, 2.0)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,13 @@ MIN_MOVE_S = 0.4
 SETTLE_S = 1.0          # still hands at the start, like an operator who has just engaged
 CLEAR_DIST = 0.30       # m: an idle hand this near where the other hand is going moves aside
 ASIDE = np.array([-0.08, 0.10, 0.05])   # back, outward (+y on the left, mirrored), up
+# Small things in a top power grasp (issue 16): the "power" shape's thumb tip closes 8.4 cm out of the
+# palm, beyond anything narrower than ~6 cm, so the thumb missed it and the fingers alone pushed it
+# away. Objects this narrow (m, the narrower horizontal side) get SMALL_GRASP instead, with the
+# fingers pre-curled by SMALL_PRESHAPE on the way down so their tips do not land on the table first.
+SMALL_NARROW_M = 0.06
+SMALL_GRASP = {"power": "power_tight"}     # shape asked for -> shape used on a small object
+SMALL_PRESHAPE = 0.5                      # half closed while descending (open fingers reach the table)
 
 
 def palm_rotation(pitch: float, yaw: float = 0.0) -> np.ndarray:
@@ -131,9 +138,13 @@ class Planner:
         grip_at = np.array([centre[0] - a.get("reach", 0.07), centre[1], top + a.get("height", 0.12) - 0.05])
         grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
         self._clear_way(side, grip_at)
+        lo, hi = self._extent(name)
+        small = min(hi[0] - lo[0], hi[1] - lo[1]) <= SMALL_NARROW_M
+        shape = a.get("grasp", "power")
+        shape = SMALL_GRASP.get(shape, shape) if small else shape
         # Pre-shape the hand on the way down, as people do: fingers half curled clear the table.
-        preshape = a.get("preshape", 0.0)
-        plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=preshape, grasp=a.get("grasp", "power"))
+        preshape = a.get("preshape", SMALL_PRESHAPE if small else 0.0)
+        plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=preshape, grasp=shape)
         plan.go(grip_at, duration=a.get("descend_s", 1.0))
         plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
         plan.go(grip=1.0, duration=a.get("close_s", 1.0))

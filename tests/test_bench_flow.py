@@ -7,7 +7,9 @@ import json
 from teleop.cli.main import main
 
 
-def test_bench_flow_two_takes(capsys):
+def test_bench_flow_two_takes(qapp, capsys):
+    # ``qapp``: the session's one QApplication. Left to itself the bench would make its own, and
+    # destroying it at the end (then making another for the next Qt test) corrupts Qt's state.
     assert main(["bench", "flow", "--json", "--takes", "2"]) == 0
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert figures["accepted"] == 2 and figures["inputs_per_take"] == 2.0

@@ -50,7 +50,7 @@ class _Stalls:
 
 def run(args) -> dict:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PyQt6.QtCore import QSettings, Qt, QTimer
+    from PyQt6.QtCore import QEvent, QSettings, Qt, QTimer
     from PyQt6.QtTest import QTest
     from PyQt6.QtWidgets import QApplication
 
@@ -108,6 +108,9 @@ def run(args) -> dict:
         failed = len(win.store.rows(status="validated_fail"))
     finally:
         win.close()
+        win.deleteLater()                 # deleted here, on the GUI thread, not by a GC on another one
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+        app.processEvents()
     overhead = np.array(per_take) - np.array(durations)
     gaps_ms = np.array(stalls.gaps) * 1e3
     return {"task": args.task, "takes": args.takes, "accepted": args.takes, "validated_pass": passed,

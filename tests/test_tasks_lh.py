@@ -3,14 +3,13 @@
 count), flared nesting ``bowl`` s, the ``drying_rack``, and goal states that stay put under physics."""
 from __future__ import annotations
 
-import functools
-
 import mujoco
 import numpy as np
 import pytest
 
-from teleop.tasks import TaskRuntime, build_task
-from teleop.tasks.goal import Goal, drive_to_goal
+import task_probe as tp
+from teleop.tasks import TaskRuntime
+from teleop.tasks.goal import drive_to_goal
 from teleop.tasks.predicates import PREDICATES
 from teleop.tasks.world import Frame
 
@@ -34,28 +33,6 @@ CROWDED = ["restock_fridge_with_condiments_and_bottles", "recycle_five_cans_into
            "press_button_then_grasp_mug"]
 
 
-@functools.cache
-def _task(task_id):
-    return build_task(task_id)
-
-
-def _start(task_id):
-    rt = TaskRuntime(_task(task_id))
-    rt.reset(0, 0)
-    return rt, Goal(rt)
-
-
-def _pred(rt, type_, **args):
-    p = PREDICATES[type_](rt.world, {**{k: a.default for k, a in PREDICATES[type_].args.items()}, **args})
-    p.reset(rt.sim.data)
-    return p
-
-
-def _holds(rt, p) -> bool:
-    mujoco.mj_forward(rt.sim.model, rt.sim.data)
-    return bool(p(Frame(rt.world, rt.sim.data, 0)))
-
-
 def _deep_contacts(rt, depth=0.003):
     w, d = rt.world, rt.sim.data
     n = len(rt.spec.objects)
@@ -70,25 +47,25 @@ def test_the_new_tasks_ship():
 
 
 def test_watering_needs_the_spout_over_the_plant_and_pointing_down():
-    rt, g = _start("water_one_plant_each_hand")
-    right = _pred(rt, "watering", object="right_can", target="right_plant")
-    other = _pred(rt, "watering", object="right_can", target="plant_2")
-    assert not _holds(rt, right) and not _holds(rt, other)
+    rt, g = tp.start("water_one_plant_each_hand")
+    right = tp.pred(rt, "watering", object="right_can", target="right_plant")
+    other = tp.pred(rt, "watering", object="right_can", target="plant_2")
+    assert not tp.holds(rt, right) and not tp.holds(rt, other)
     right.realize(g)
-    assert _holds(rt, right) and not _holds(rt, other)
+    assert tp.holds(rt, right) and not tp.holds(rt, other)
     o = rt.world.objects["right_can"]
     tip = rt.sim.data.site_xpos[rt.sim.model.site("right_can_spout").id].copy()
     rt.sim.data.qpos[o.qadr + 3:o.qadr + 7] = [1, 0, 0, 0]           # upright over the plant: not pouring
     mujoco.mj_kinematics(rt.sim.model, rt.sim.data)
     shift = tip - rt.sim.data.site_xpos[rt.sim.model.site("right_can_spout").id]
     g.move("right_can", rt.world.pos(rt.sim.data, "right_can") + shift)
-    assert not _holds(rt, right)
+    assert not tp.holds(rt, right)
     other.realize(g)                                                  # pouring on the neighbour instead
-    assert _holds(rt, other) and not _holds(rt, right)
+    assert tp.holds(rt, other) and not tp.holds(rt, right)
 
 
 def test_a_watering_can_stands_still_on_the_table():
-    rt, _ = _start("water_two_plants_each_hand")
+    rt, _ = tp.start("water_two_plants_each_hand")
     start = rt.world.pos(rt.sim.data, "left_can").copy()
     q = rt.sim.joint_positions
     for _ in range(25):
@@ -101,22 +78,22 @@ def test_fired_after_counts_the_blue_press_only_after_ten_red_ones():
     def scored(rt):                           # the task's own instance: the scorer evaluates it every tick
         return next(p for p in rt.scorer.preds[1] if p.type == "fired_after")
 
-    rt, g = _start("press_red_button_then_blue_button")
+    rt, g = tp.start("press_red_button_then_blue_button")
     g.press("red_button", 10)
-    assert not _holds(rt, scored(rt))         # the blue button has not been pressed yet
+    assert not tp.holds(rt, scored(rt))         # the blue button has not been pressed yet
     g.press("blue_button", 1)
-    assert _holds(rt, scored(rt))
+    assert tp.holds(rt, scored(rt))
 
-    rt, g = _start("press_red_button_then_blue_button")
+    rt, g = tp.start("press_red_button_then_blue_button")
     g.press("blue_button", 1)                 # too early ...
     g.press("red_button", 10)
-    assert not _holds(rt, scored(rt))         # ... and that stays so, however it goes on
+    assert not tp.holds(rt, scored(rt))         # ... and that stays so, however it goes on
     g.press("blue_button", 1)
-    assert not _holds(rt, scored(rt))
+    assert not tp.holds(rt, scored(rt))
 
 
 def test_pressing_blue_early_fails_the_memory_task():
-    rt, g = _start("press_red_button_then_blue_button")
+    rt, g = tp.start("press_red_button_then_blue_button")
     g.touch("blue_button", "right")
     g.press("blue_button", 1)
     final = drive_to_goal(rt)                 # then the red ten times: the blue press came first
@@ -124,7 +101,7 @@ def test_pressing_blue_early_fails_the_memory_task():
 
 
 def test_nested_bowls_stand_on_each_others_floors():
-    rt, g = _start("nest_four_bowls")
+    rt, g = tp.start("nest_four_bowls")
     drive_to_goal(rt)
     z = [rt.world.bottom_z(rt.sim.data, b) for b in ("bowl_13cm", "bowl_12cm", "bowl_11_5cm", "bowl_10cm")]
     assert all(0.001 < hi - lo < 0.006 for lo, hi in zip(z, z[1:]))  # each on the floor of the one below
@@ -132,7 +109,7 @@ def test_nested_bowls_stand_on_each_others_floors():
 
 @pytest.mark.parametrize("task_id", NEW_TASKS)
 def test_twenty_placements_without_interpenetration(task_id):
-    rt = TaskRuntime(_task(task_id))
+    rt = TaskRuntime(tp.task(task_id))
     for seed in range(20):
         rt.reset(seed_index=seed, episode_index=seed % 3)
         assert not _deep_contacts(rt), f"seed {seed}"
@@ -142,7 +119,7 @@ def test_twenty_placements_without_interpenetration(task_id):
 def test_goal_state_holds_under_one_second_of_physics(task_id):
     """Objects the goal sets into one container / onto one support get free spots: nothing overlaps,
     and one second of physics keeps progress 100 and strict success."""
-    rt, _ = _start(task_id)
+    rt, _ = tp.start(task_id)
     drive_to_goal(rt)
     assert not _deep_contacts(rt)
     q = rt.sim.joint_positions

@@ -1,6 +1,8 @@
 """Test helpers: a small damped-least-squares IK for placing a palm, and scripted grasps."""
 from __future__ import annotations
 
+import time
+
 import mujoco
 import numpy as np
 
@@ -78,3 +80,13 @@ def run_segment(sim: Sim, start: np.ndarray, end: np.ndarray, seconds: float, st
     for k in range(1, n + 1):
         step(start + (end - start) * k / n)
     return end
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.01) -> bool:
+    """Poll ``predicate`` until it is true (True) or ``timeout`` seconds pass (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False

@@ -18,6 +18,7 @@ from devices.glove_protocol import (GLOVE_SIZE, GloveHand, PacketError, decode_g
 from devices.handmodel import grasp_angles, local_nodes
 from teleop.core.errors import ConfigError
 from teleop.core.seeding import stable_rng
+from helpers import wait_for
 
 
 def _reseal(body: bytes) -> bytes:
@@ -72,12 +73,7 @@ def test_registry_builds_glove_and_names_choices_for_unknown():
 
 
 def _wait(predicate, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
+    return wait_for(predicate, timeout)
 
 
 def _wait_quiet(dev, settle: float = 0.1, timeout: float = 5.0) -> bool:

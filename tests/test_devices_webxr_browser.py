@@ -16,6 +16,7 @@ import devices
 from devices.webxr.browser import CHROMIUM, HeadlessChromium
 from devices.webxr.server import WEB_ROOT
 from teleop.core.geometry import quat_to_mat
+from helpers import wait_for
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists() or not (WEB_ROOT / "node_modules/iwer/build").exists(),
@@ -28,12 +29,7 @@ GEOMS = [{"name": "table", "body": "world", "type": "box", "size": [0.35, 0.55, 
 
 
 def _wait(predicate, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
+    return wait_for(predicate, timeout)
 
 
 def _check_hand(hand, side: str) -> None:

@@ -23,6 +23,7 @@ from devices.webxr.server import WEB_ROOT
 from teleop.control.episode import Episode, EpisodeOptions
 from teleop.control.publish import hud_anchor
 from teleop.sim.scene import build_scene
+from helpers import wait_for
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists() or not (WEB_ROOT / "node_modules/iwer/build").exists(),
@@ -175,12 +176,7 @@ def _drain(ws, closed: list) -> None:
 
 
 def _wait(predicate, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
+    return wait_for(predicate, timeout)
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import stat
-import time
 from contextlib import ExitStack
 
 import pytest
@@ -15,6 +14,7 @@ from websockets.sync.client import connect
 import devices
 from devices.webxr.pairing import PAIRING_NAME, ensure_pairing_code
 from teleop.core.errors import ConfigError
+from helpers import wait_for
 
 
 def _device(tmp_path, **options):
@@ -65,12 +65,7 @@ def _ws(dev, client: str, takeover: bool = False):
 
 
 def _wait(predicate, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
+    return wait_for(predicate, timeout)
 
 
 def _closed_with(ws) -> tuple[int, str]:

@@ -8,35 +8,18 @@ import time
 from pathlib import Path
 
 import pytest
-from PyQt6.QtCore import QSettings
 from PyQt6.QtWidgets import QMessageBox
 
 from recordings.store import TakeStore
 from takes_util import record_take
 from teleop.sim import Sim
 from ui.export_dialog import NICE, ExportDialog
-from ui.main_window import MainWindow
 from ui.window_layout import FIT_SIZE
+import ui_windows
+
+make_window = ui_windows.make_window      # the fixture, shared with the other window tests
 
 TASK = "pick_up_peach"
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    windows = []
-
-    def make(store=None, confirm=False):
-        settings = QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow(store or tmp_path / "store", settings=settings, operator="tester", confirm=confirm)
-        qtbot.addWidget(win)
-        win.show()
-        windows.append(win)
-        return win
-    yield make
-    for win in windows:
-        if win.isVisible():
-            win.confirm = False
-            win.close()
 
 
 def test_the_session_is_restored_on_start(make_window, qtbot):

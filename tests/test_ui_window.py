@@ -6,35 +6,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PyQt6.QtCore import QEvent, QPoint, QPointF, QSettings, Qt, QTimer
+from PyQt6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer
 from PyQt6.QtGui import QMouseEvent, QWheelEvent
 from PyQt6.QtWidgets import QApplication
 
 from recordings.store import TakeStore
 from takes_util import record_take
 from teleop.sim import Sim
-from ui.main_window import MainWindow
 from ui.record_panel import RejectDialog
+import ui_windows
+
+make_window = ui_windows.make_window      # the fixture, shared with the other window tests
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 TASK = "put_peach_in_fruit_bowl"
 FREEZE_S = 0.5          # a gap this long on the UI thread is a freeze, whatever the machine's load
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    windows = []
-
-    def make(store=None):
-        settings = QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow(store or tmp_path / "store", settings=settings, operator="tester", confirm=False)
-        qtbot.addWidget(win)
-        win.show()
-        windows.append(win)
-        return win
-    yield make
-    for win in windows:
-        win.close()
 
 
 def _shot(win, name: str) -> None:

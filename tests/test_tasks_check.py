@@ -15,20 +15,9 @@ import yaml
 from teleop.cli.main import main
 from teleop.core.errors import ConfigError
 from teleop.tasks import build_task, load_spec, parse_spec
+from test_tasks_spec import GOOD                 # the one minimal valid spec of the task tests
 
 ROOT = Path(__file__).resolve().parents[1]
-GOOD = {
-    "id": "tiny", "axis": "generalization", "instruction": "Put the cube in the bowl.", "ordered": False,
-    "objects": [
-        {"name": "cube", "kind": "box", "size": [0.02, 0.02, 0.02], "spawn": {"center": [0.45, 0.1]}},
-        {"name": "bowl", "kind": "container", "inner": [0.07], "depth": 0.05, "spawn": {"center": [0.65, 0.0]}},
-    ],
-    "subtasks": [
-        {"name": "Pick up the cube", "weight": 40, "predicates": [{"type": "picked_up", "object": "cube"}]},
-        {"name": "Cube in bowl", "weight": 60, "must_hold": True,
-         "predicates": [{"type": "inside", "object": "cube", "container": "bowl"}]},
-    ],
-}
 
 
 def _spec_file(folder: Path, name: str, mutate=None, raw: bytes | None = None) -> Path:

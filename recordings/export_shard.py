@@ -29,7 +29,7 @@ from recordings.batch import report
 from recordings.checks import array_problems, take_digest
 from recordings.errors import TakeError
 from recordings.pipeline import RenderPipeline
-from recordings.render import DEPTH_MAX_M, HEIGHT, WIDTH, stream_specs
+from recordings.render import DATASET_QUALITY, DEPTH_MAX_M, HEIGHT, WIDTH, RenderQuality, stream_specs
 from recordings.replay import scene_from_take
 from recordings.takefile import Take, read_take
 from teleop.core.errors import TeleopError
@@ -44,6 +44,10 @@ class ExportSettings:
 
     width: int = WIDTH
     height: int = HEIGHT
+    # GL settings of the rendered frames (recordings/render.py says why they are below MuJoCo's defaults)
+    samples: int = DATASET_QUALITY.samples
+    slices: int = DATASET_QUALITY.slices
+    stacks: int = DATASET_QUALITY.stacks
     rgb_codec: str = "h264"          # vs lerobot's default AV1: a bit faster to encode, ~28 % to decode
     rgb_crf: int = 23
     rgb_preset: str = "veryfast"
@@ -51,8 +55,15 @@ class ExportSettings:
     depth_codec: str = "hevc"        # lerobot's 12-bit depth path (gray12le, log quantisation)
     depth_lossless: bool = True
     depth_preset: str = "ultrafast"  # x265: 2.4x faster than its default, lossless either way
+    # 16-pixel coding trees instead of ultrafast's 32: lossless either way, 1.75x less CPU per
+    # depth frame at 480x360 for 2.5 % more bytes (docs/benchmarks.md)
+    depth_ctu: int = 16
     depth_max_m: float = DEPTH_MAX_M
     repo_id: str = "bidex/teleop"
+
+    @property
+    def quality(self) -> RenderQuality:
+        return RenderQuality(self.samples, self.slices, self.stacks)
 
 
 @dataclass(frozen=True)
@@ -80,7 +91,7 @@ def encoders(settings: ExportSettings):
     from lerobot.configs.video import DepthEncoderConfig, RGBEncoderConfig
     rgb = RGBEncoderConfig(vcodec=settings.rgb_codec, crf=settings.rgb_crf, preset=settings.rgb_preset,
                            g=settings.gop)
-    x265 = ("lossless=1:" if settings.depth_lossless else "") + "log-level=error"
+    x265 = ("lossless=1:" if settings.depth_lossless else "") + f"ctu={settings.depth_ctu}:pools=none:frame-threads=1:log-level=error"
     depth = DepthEncoderConfig(vcodec=settings.depth_codec, g=settings.gop, preset=settings.depth_preset,
                                extra_options={"x265-params": x265}, depth_max=settings.depth_max_m)
     return rgb, depth
@@ -158,7 +169,6 @@ def write_shard(job: ShardJob) -> ShardResult:
     Safe to run twice at once for the same take (a Ray task retried while its first attempt is
     still finishing): each attempt builds in its own temporary folder and only the first rename
     wins; the other attempt's folder is discarded and its result reports the shard as built."""
-    quiet_libraries()
     t0 = time.perf_counter()
     final = Path(job.shard_dir)
     take = checked_take(job)
@@ -201,8 +211,10 @@ def _encode(take: Take, root: Path, job: ShardJob, digest: str) -> str:
     scene = scene_from_take(take)      # refuse a take of another model build here, with its message
     specs = stream_specs(scene.layout.cameras, job.settings.width, job.settings.height)
     with RenderPipeline(str(take.path), specs, job.settings.width, job.settings.height,
-                        worker=job.render_worker, digest=digest) as frames:
-        from lerobot.datasets.lerobot_dataset import LeRobotDataset   # imported while the renderer starts
+                        worker=job.render_worker, digest=digest, quality=job.settings.quality) as frames:
+        # lerobot and its encoders import (~3-4 s of torch, datasets, PyAV) while the renderer starts
+        quiet_libraries()
+        from lerobot.datasets.lerobot_dataset import LeRobotDataset
         rgb, depth = encoders(job.settings)
         ds = LeRobotDataset.create(job.settings.repo_id, fps=job.fps, features=job.features, root=root,
                                    robot_type=take.meta.embodiment, use_videos=True, rgb_encoder=rgb,

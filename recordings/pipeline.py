@@ -27,6 +27,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from recordings.errors import TakeError
+from recordings.render import DATASET_QUALITY, RenderQuality
 
 SLOTS = 4               # frames in flight between the processes (6 streams at 480x360: 3.6 MB each)
 POLL_S = 0.5            # how often a waiting side checks that the other is still alive
@@ -65,6 +66,7 @@ class RenderJob:
     slot_size: int
     worker: int = 0             # spreads render processes over GPUs when there are several
     digest: str = ""            # the take's digest as the shard process checked it ("" = not checked)
+    quality: RenderQuality = DATASET_QUALITY
 
 
 def render_main(job: RenderJob, free: mp.Queue, ready: mp.Queue) -> None:
@@ -95,7 +97,8 @@ def _render_take(job: RenderJob, free: mp.Queue, ready: mp.Queue) -> None:
     tolerance = 0.0 if same_build(take.meta.software) else CROSS_BUILD_TOLERANCE
     shm = shared_memory.SharedMemory(name=job.shm_name)
     try:
-        with StateRenderer(sim.model, sim.scene.layout.cameras, job.width, job.height) as renderer:
+        with StateRenderer(sim.model, sim.scene.layout.cameras, job.width, job.height,
+                           job.quality) as renderer:
             for t, obs in checked_replay(sim, take, tolerance):
                 slot = _next_slot(free)
                 if slot is None:                           # the shard process gave up (or died)
@@ -124,7 +127,7 @@ class RenderPipeline:
     """Iterates a take's rendered frames, produced by a render process (context manager)."""
 
     def __init__(self, take_path: str, specs, width: int, height: int, slots: int = SLOTS, worker: int = 0,
-                 digest: str = ""):
+                 digest: str = "", quality: RenderQuality = DATASET_QUALITY):
         self.streams, self.slot_size = layout(specs)
         self.slots = slots
         self._shm = shared_memory.SharedMemory(create=True, size=self.slot_size * slots)
@@ -133,7 +136,7 @@ class RenderPipeline:
         for slot in range(slots):
             self._free.put(slot)
         job = RenderJob(take_path, width, height, self._shm.name, self.streams, self.slot_size, worker,
-                        digest)
+                        digest, quality)
         self._proc = ctx.Process(target=render_main, args=(job, self._free, self._ready), daemon=True,
                                  name="export-render")
         self._proc.start()

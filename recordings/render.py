@@ -8,15 +8,21 @@ replay, not the recorded states: an export never shows states nobody reproduced
 (:func:`checked_replay`, :func:`replay_frames`).
 
 ``mujoco.Renderer`` needs two passes for the same (its depth mode re-renders the scene): measured on
-the 2-core machine, one pass costs 0.64x the CPU time per frame (docs/benchmarks.md). Depth comes
-from the same multisampled framebuffer as the colour: inside surfaces it matches the former depth
-pass to < 1 mm (median), at object edges a pixel may take the depth of either side (0.1-0.6 % of
-pixels differ by > 1 cm).
+the 2-core machine, one pass costs 0.64x the CPU time per frame (docs/benchmarks.md).
+
+Dataset frames are rendered with cheaper settings than MuJoCo's defaults (:class:`RenderQuality`,
+measured on the 2-core machine for the six streams of a task scene, docs/benchmarks.md): no
+multisampling (4x MSAA triples the software rasteriser's cost, 199 -> 67 ms CPU per frame, for
+smoother edges a policy does not need; and a single-sample buffer gives every pixel the depth of
+exactly one surface, where with MSAA a pixel on an edge may take the depth of either side), and
+primitives tessellated with 16 x 8 segments instead of 28 x 16 (65 -> 36 ms; the images differ by
+0.8 grey levels on average, invisible at 480x360).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -30,6 +36,18 @@ WIDTH, HEIGHT = 480, 360
 # Depth beyond this is clipped (metres): the table, both hands and the room all sit within 4 m of
 # every camera, and a bounded range keeps the 12-bit depth quantisation fine near the hands.
 DEPTH_MAX_M = 4.0
+
+
+class RenderQuality(NamedTuple):
+    """What a GL context is made with (MuJoCo reads these once, when the context is created)."""
+
+    samples: int = 0        # multisamples per pixel (MuJoCo's default: 4)
+    slices: int = 16        # segments around a capsule, cylinder or sphere (default 28)
+    stacks: int = 8         # segments along one (default 16)
+
+
+# Dataset frames (see the module docstring); the operator's views never pass through here.
+DATASET_QUALITY = RenderQuality()
 
 
 def stream_keys(cameras: tuple[str, ...]) -> dict[str, tuple[str, str]]:
@@ -63,7 +81,8 @@ def _cameras(model: mujoco.MjModel) -> list[str]:
 class StateRenderer:
     """Renders every stream for one simulator state; one GL context, reused for a whole take."""
 
-    def __init__(self, model: mujoco.MjModel, cameras: tuple[str, ...], width: int = WIDTH, height: int = HEIGHT):
+    def __init__(self, model: mujoco.MjModel, cameras: tuple[str, ...], width: int = WIDTH, height: int = HEIGHT,
+                 quality: RenderQuality = DATASET_QUALITY):
         ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, cam) for cam in cameras]
         for cam, cam_id in zip(cameras, ids):
             if cam_id < 0:
@@ -79,7 +98,7 @@ class StateRenderer:
         self._gl = gl_context.GLContext(width, height) if getattr(gl_context, "GLContext", None) else None
         if self._gl is not None:
             self._gl.make_current()
-        self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+        self._ctx = _context(model, quality)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._ctx)
         self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self._scene = mujoco.MjvScene(model, maxgeom=10000)
@@ -142,6 +161,19 @@ class StateRenderer:
         return out
 
 
+def _context(model: mujoco.MjModel, quality: RenderQuality) -> mujoco.MjrContext:
+    """A GL context for ``model`` made with ``quality``; the caller's model is left as it was."""
+    if quality.samples < 0 or quality.slices < 3 or quality.stacks < 2:
+        raise RecordingsError(f"render quality needs samples >= 0, slices >= 3, stacks >= 2; got {quality}")
+    vis = model.vis.quality
+    saved = vis.offsamples, vis.numslices, vis.numstacks
+    vis.offsamples, vis.numslices, vis.numstacks = quality
+    try:
+        return mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+    finally:
+        vis.offsamples, vis.numslices, vis.numstacks = saved
+
+
 def checked_replay(sim, take, tolerance: float = 0.0) -> Iterator[tuple[int, np.ndarray]]:
     """Replay ``take``'s actions in ``sim`` (a plain Sim of the take's model) from its initial
     state, with its scene events applied (:func:`recordings.take_events.apply_events`); yields
@@ -181,13 +213,14 @@ def checked_replay(sim, take, tolerance: float = 0.0) -> Iterator[tuple[int, np.
 
 
 def replay_frames(sim, take, cameras: tuple[str, ...], width: int = WIDTH, height: int = HEIGHT,
-                  tolerance: float = 0.0) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+                  tolerance: float = 0.0,
+                  quality: RenderQuality = DATASET_QUALITY) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
     """``(observation, streams)`` before each action of the checked replay (:func:`checked_replay`),
     rendered here; exports render the same in a render process (:mod:`recordings.pipeline`).
 
     A generator so callers can hand each frame to a writer and drop it: memory stays constant
     whatever the take length.
     """
-    with StateRenderer(sim.model, cameras, width, height) as renderer:
+    with StateRenderer(sim.model, cameras, width, height, quality) as renderer:
         for _, obs in checked_replay(sim, take, tolerance):
             yield obs, renderer.render(sim.data)

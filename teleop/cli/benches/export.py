@@ -19,6 +19,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--ticks", type=int, default=250, help="ticks per take (default 250 = 10 s)")
     parser.add_argument("--takes", type=int, default=1, help="takes in the timed export (default 1)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes for the timed export")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also time the same export with the settings before issue 14's speed work "
+                             "(MuJoCo's default render quality, 32-pixel depth coding trees) and report the speed-up")
+
+
+# The export settings before issue 14's speed work, for --baseline: MuJoCo's default render
+# quality and x265 ultrafast's own 32-pixel coding trees (one render pass per camera was already in).
+BASELINE = {"samples": 4, "slices": 28, "stacks": 16, "depth_ctu": 32}
 
 
 def _make_store(root: Path, lengths: list[int]) -> None:
@@ -48,22 +56,24 @@ def _make_store(root: Path, lengths: list[int]) -> None:
             store.set_review(meta.take_id, "validated_pass")
 
 
-def _export_child(job: tuple[str, list[int], int, bool]) -> dict:
+def _export_child(job: tuple[str, list[int], int, bool, dict]) -> dict:
     """Runs in a fresh process so ru_maxrss measures this export alone."""
-    folder, lengths, workers, stages = job
+    folder, lengths, workers, stages, overrides = job
     from recordings.export import export_dataset
+    from recordings.export_shard import ExportSettings
+    settings = ExportSettings(**overrides)
     _make_store(Path(folder) / "store", lengths)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     cpu0 = _cpu_seconds()
     summary = export_dataset(Path(folder) / "store", Path(folder) / "out", workers=workers, progress=False,
-                             mark_exported=False)
+                             mark_exported=False, settings=settings)
     cpu = _cpu_seconds() - cpu0
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     out = {"frames": summary.frames, "seconds": summary.seconds, "streams": summary.streams, "ok": summary.ok,
            "peak_rss_mb": peak / 1024, "rss_before_mb": base / 1024, "render_devices": summary.render_devices,
            "cpu_seconds": cpu}
     if stages:                   # after the export, so the stages never compete with it
-        out.update(_stages(Path(folder) / "store"))
+        out.update(_stages(Path(folder) / "store", settings))
     return out
 
 
@@ -73,13 +83,13 @@ def _cpu_seconds() -> float:
                                                                          resource.RUSAGE_CHILDREN)))
 
 
-def _stages(store_root: Path) -> dict:
+def _stages(store_root: Path, settings) -> dict:
     """Each stage of the pipeline alone on the first take: rendering (the render process, frames
     drained as fast as they come) and encoding (lerobot's writer fed frames held in memory)."""
     import time
 
     from recordings.export import build_features, select_takes
-    from recordings.export_shard import ExportSettings, encoders, frame_dict, quiet_libraries, _wait_for_encoders
+    from recordings.export_shard import encoders, frame_dict, quiet_libraries, _wait_for_encoders
     from recordings.pipeline import RenderPipeline
     from recordings.render import stream_specs
     from recordings.store import TakeStore
@@ -89,10 +99,9 @@ def _stages(store_root: Path) -> dict:
     quiet_libraries()
     with TakeStore(store_root) as store:
         take = read_take(Path(select_takes(store, None)[0].path))
-    settings = ExportSettings()
     specs = stream_specs(build_scene().layout.cameras, settings.width, settings.height)
     kept, t0 = [], None
-    with RenderPipeline(str(take.path), specs, settings.width, settings.height) as frames:
+    with RenderPipeline(str(take.path), specs, settings.width, settings.height, quality=settings.quality) as frames:
         for _, frame in frames:
             t0 = t0 or time.perf_counter()        # from the first frame: process start-up excluded
             if len(kept) < ENCODE_FRAMES:
@@ -113,12 +122,13 @@ def _stages(store_root: Path) -> dict:
     encode_ms = (time.perf_counter() - t0) / len(kept) * 1e3
     ds.finalize()
     return {"render_ms_per_frame": round(render_ms, 1), "encode_ms_per_frame": round(encode_ms, 1),
-            "encode_frames": len(kept), **_one_vs_two_passes(take)}
+            "encode_frames": len(kept), **_one_vs_two_passes(take, settings.quality)}
 
 
-def _one_vs_two_passes(take, frames: int = 20) -> dict:
+def _one_vs_two_passes(take, quality, frames: int = 20) -> dict:
     """CPU time per frame (all threads, llvmpipe's included) of the six streams: one render pass
-    per camera (ours) against mujoco.Renderer's two (colour, then depth), same states, in turn."""
+    per camera (ours) against mujoco.Renderer's two (colour, then depth), same states and
+    multisampling, in turn."""
     import time
 
     import mujoco
@@ -128,6 +138,8 @@ def _one_vs_two_passes(take, frames: int = 20) -> dict:
     from teleop.sim import Sim
 
     sim = Sim(scene_from_take(take))
+    vis = sim.model.vis.quality                        # mujoco.Renderer reads these from the model
+    vis.offsamples, vis.numslices, vis.numstacks = quality
     cameras = sim.scene.layout.cameras
     states = take.arrays["states"][:frames]
 
@@ -145,27 +157,43 @@ def _one_vs_two_passes(take, frames: int = 20) -> dict:
             sim.set_state(state)
             render()
         return (time.process_time() - t0) / len(states) * 1e3
-    with StateRenderer(sim.model, cameras) as ours, mujoco.Renderer(sim.model, 360, 480) as theirs:
+    with StateRenderer(sim.model, cameras, quality=quality) as ours, mujoco.Renderer(sim.model, 360, 480) as theirs:
         timed(lambda: ours.render(sim.data))                 # warm both up
         timed(lambda: two(theirs))
         one_ms, two_ms = timed(lambda: ours.render(sim.data)), timed(lambda: two(theirs))
     return {"render_cpu_ms_one_pass": round(one_ms, 1), "render_cpu_ms_two_passes": round(two_ms, 1)}
 
 
-def _run_child(folder: Path, lengths: list[int], workers: int, stages: bool = False) -> dict:
+def _run_child(folder: Path, lengths: list[int], workers: int, stages: bool = False,
+               overrides: dict | None = None) -> dict:
     ctx = multiprocessing.get_context("spawn")     # executor workers may start their own workers
     with ProcessPoolExecutor(1, mp_context=ctx) as pool:
-        return pool.submit(_export_child, (str(folder), lengths, workers, stages)).result()
+        return pool.submit(_export_child, (str(folder), lengths, workers, stages, overrides or {})).result()
+
+
+def _codecs(settings) -> str:
+    lossless = "lossless " if settings.depth_lossless else ""
+    return (f"rgb {settings.rgb_codec} crf{settings.rgb_crf} {settings.rgb_preset} g{settings.gop}; depth "
+            f"{settings.depth_codec} 12-bit {lossless}{settings.depth_preset} ctu{settings.depth_ctu}; "
+            f"render msaa {settings.samples}, {settings.slices}x{settings.stacks} segments")
 
 
 def run(args) -> dict:
+    from recordings.export_shard import ExportSettings
+
     tmp = Path(tempfile.mkdtemp(prefix="bench-export-"))
     try:
         short = _run_child(tmp / "short", [max(args.ticks // 4, 1)], 1)
         main = _run_child(tmp / "main", [args.ticks] * args.takes, args.workers, stages=True)
+        old = _run_child(tmp / "baseline", [args.ticks] * args.takes, args.workers, overrides=BASELINE) \
+            if args.baseline else None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     fps = main["frames"] / main["seconds"]
+    baseline = {} if old is None else {
+        "baseline_frames_per_s": round(old["frames"] / old["seconds"], 2),
+        "speedup_vs_baseline": round(fps / (old["frames"] / old["seconds"]), 2),
+        "baseline_codecs": _codecs(ExportSettings(**BASELINE))}
     slower = max(main["render_ms_per_frame"], main["encode_ms_per_frame"])
     return {
         "frames": main["frames"],
@@ -190,5 +218,6 @@ def run(args) -> dict:
         "workers": args.workers,
         "seconds": main["seconds"],
         "resolution": "480x360",
-        "codecs": "rgb h264 crf23 veryfast g2; depth hevc 12-bit lossless ultrafast",
+        "codecs": _codecs(ExportSettings()),
+        **baseline,
     }

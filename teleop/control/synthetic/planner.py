@@ -132,13 +132,20 @@ class Planner:
             return self._side_grasp(plan, side, a)
         name = a["object"]
         # Defaults found by sweeping scripted grasps over spheres and ellipsoids (tests/grasping.py).
-        rot = palm_rotation(a.get("pitch", 0.6), a.get("yaw", 0.0))
+        yaw = self._grasp_yaw(name, side, a)
+        rot = palm_rotation(a.get("pitch", 0.6), yaw)
         centre = self._position(name)
-        top = self._extent(name)[1][2]
-        grip_at = np.array([centre[0] - a.get("reach", 0.07), centre[1], top + a.get("height", 0.12) - 0.05])
+        lo, hi = self._extent(name)
+        if "part" in a:          # aim at one named geom of the object (a whisk's balloon, a handle)
+            shift = self._moved.get(name, np.zeros(3))
+            lo, hi = (v + shift for v in self.q.geom_extent(a["part"]))
+        aim = (lo + hi) / 2 if "part" in a else centre
+        top = hi[2]
+        # The palm stands ``reach`` back from the object along the fingers' heading.
+        heading = np.array([np.cos(yaw), np.sin(yaw), 0.0])
+        grip_at = np.r_[aim[:2] - a.get("reach", 0.07) * heading[:2], top + a.get("height", 0.12) - 0.05]
         grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
         self._clear_way(side, grip_at)
-        lo, hi = self._extent(name)
         small = min(hi[0] - lo[0], hi[1] - lo[1]) <= SMALL_NARROW_M
         shape = a.get("grasp", "power")
         shape = SMALL_GRASP.get(shape, shape) if small else shape
@@ -152,9 +159,24 @@ class Planner:
         plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 1.0))
         # Closing fingers draw a round object back toward the palm (``draw`` metres along the
         # fingers' heading): where it sits in the hand decides where a later place puts it.
-        yaw = a.get("yaw", 0.0)
-        drawn = a.get("draw", 0.0) * np.array([np.cos(yaw), np.sin(yaw), 0.0])
+        drawn = a.get("draw", 0.0) * heading
         self._held[side] = (name, centre - drawn - grip_at, float(centre[2] - self._extent(name)[0][2]))
+
+    def _grasp_yaw(self, name: str, side: str, a: dict) -> float:
+        """``yaw`` (rad), or with ``align: along|across`` the fingers along / across the object's
+        long (local x) axis, plus ``yaw`` as a trim."""
+        yaw = a.get("yaw", 0.0)
+        align = a.get("align")
+        if align is None:
+            return yaw
+        if align not in ("along", "across"):
+            raise ConfigError(f"align: {align!r} is not one of 'along', 'across'")
+        if align == "along":      # of a line's two headings, the one away from the robot
+            axis = (self.q.yaw(name) + np.pi / 2) % np.pi - np.pi / 2
+        else:                     # across: the one toward the other hand (the wrist's easy turn)
+            axis = (self.q.yaw(name) + np.pi / 2) % np.pi   # in [0, pi): toward +y
+            axis = axis - np.pi if side == "left" else axis
+        return float(axis + yaw)
 
     def _side_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         """Tall things (cans, bottles, jars): the hand level in front of the object, palm toward it

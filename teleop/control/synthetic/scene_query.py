@@ -33,6 +33,25 @@ class SceneQuery:
         except KeyError:
             raise ConfigError(f"no geom {name!r} in the scene") from None
 
+    def geom_extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World axis-aligned bounds (lo (3,), hi (3,)) of one named geom (e.g. a part to grasp)."""
+        try:
+            g = self.model.geom(name).id
+        except KeyError:
+            raise ConfigError(f"no geom {name!r} in the scene") from None
+        return self._geom_box(g)
+
+    def _geom_box(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        m, d = self.model, self.data
+        local = m.geom_aabb[g, :3] + _CORNERS * m.geom_aabb[g, 3:]
+        pts = d.geom_xpos[g] + local @ d.geom_xmat[g].reshape(3, 3).T
+        return pts.min(axis=0), pts.max(axis=0)
+
+    def yaw(self, name: str) -> float:
+        """Heading (rad) of the body's local x axis in the table plane."""
+        x = self.data.xmat[self.body_id(name)].reshape(3, 3)[:, 0]
+        return float(np.arctan2(x[1], x[0]))
+
     def extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World axis-aligned bounds (lo (3,), hi (3,)) of every collision geom of ``name`` and its
         child bodies."""

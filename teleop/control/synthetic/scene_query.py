@@ -33,6 +33,14 @@ class SceneQuery:
         except KeyError:
             raise ConfigError(f"no geom {name!r} in the scene") from None
 
+    def hinge(self, joint: str) -> tuple[np.ndarray, np.ndarray]:
+        """World anchor (3,) and unit axis (3,) of a named hinge joint."""
+        try:
+            j = self.data.joint(joint)
+        except KeyError:
+            raise ConfigError(f"no joint {joint!r} in the scene") from None
+        return j.xanchor.copy(), j.xaxis.copy()
+
     def extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World axis-aligned bounds (lo (3,), hi (3,)) of every collision geom of ``name`` and its
         child bodies."""

@@ -60,3 +60,22 @@ def test_arc_turn_scales_the_palm_rotation_only():
     pos, r = arc(PART, rot, ANCHOR, AXIS, 1.0, turn=0.5)[-1]
     np.testing.assert_allclose(pos, ANCHOR + axis_rotation(AXIS, 1.0) @ (PART - ANCHOR), atol=1e-12)
     np.testing.assert_allclose(r, axis_rotation(AXIS, 0.5), atol=1e-12)
+
+
+def test_scene_query_finds_a_parts_hinge_and_reads_its_axis():
+    import mujoco
+
+    from teleop.control.synthetic.scene_query import SceneQuery
+
+    xml = """<mujoco><worldbody><body name="box" pos="0.6 0 0.8"><geom type="box" size=".1 .1 .05"/>
+      <body name="lid" pos="0.1 0 0.05"><joint name="box_joint" type="hinge" axis="0 1 0"/>
+        <body name="knob"><geom name="knob_g" type="sphere" size=".01" pos="-0.2 0 0.01"/></body>
+      </body></body></worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    q = SceneQuery(model, data)
+    assert q.part_hinge("knob_g") == "box_joint"
+    anchor, axis = q.hinge("box_joint")
+    np.testing.assert_allclose(anchor, [0.7, 0.0, 0.85])
+    np.testing.assert_allclose(axis, [0.0, 1.0, 0.0])

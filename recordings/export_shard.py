@@ -91,7 +91,10 @@ def encoders(settings: ExportSettings):
     from lerobot.configs.video import DepthEncoderConfig, RGBEncoderConfig
     rgb = RGBEncoderConfig(vcodec=settings.rgb_codec, crf=settings.rgb_crf, preset=settings.rgb_preset,
                            g=settings.gop)
-    x265 = ("lossless=1:" if settings.depth_lossless else "") + f"ctu={settings.depth_ctu}:pools=none:frame-threads=1:log-level=error"
+    # No x265 thread pool: each stream already has its own encoder thread (six on two cores), and
+    # three pools of their own on top cost more CPU in hand-offs than they save (docs/benchmarks.md).
+    x265 = (("lossless=1:" if settings.depth_lossless else "")
+            + f"ctu={settings.depth_ctu}:pools=none:frame-threads=1:log-level=error")
     depth = DepthEncoderConfig(vcodec=settings.depth_codec, g=settings.gop, preset=settings.depth_preset,
                                extra_options={"x265-params": x265}, depth_max=settings.depth_max_m)
     return rgb, depth

@@ -2,6 +2,7 @@
 waiting on disk, and the metadata every take of the station shares."""
 from __future__ import annotations
 
+from recordings.horizon import store_horizon
 from recordings.take import software_versions
 from teleop.control.autostop import AutoStop
 from teleop.control.device_faults import no_frames
@@ -46,6 +47,8 @@ class StationTakes:
         self.session.start_recording(self.store, self.operator, self.seed_index, self.episode_index,
                                      device=self.device_config.name if self.device_config else "none",
                                      **self._meta)
+        # The take's horizon learns from this store's accepted takes of the task (recordings.horizon).
+        rt.scorer.horizon = store_horizon(self.store.index, rt.spec, rt.task.scene.params.physics.control_hz)
         self._autostop = AutoStop(rt.scorer.horizon, rt.sim.scene.control_dt,
                                   **({} if self.autostop_s is None else {"settle_s": self.autostop_s}))
         self.takes_started += 1

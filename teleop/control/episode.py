@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from devices.config import DeviceConfig, DeviceContext, device_config
+from recordings.horizon import store_horizon
 from retarget import OperatorProfile, load_config
 from teleop.control.horizon import EpisodeHorizon
 from teleop.control.loop import RealtimeLoop
@@ -40,6 +41,9 @@ class EpisodeOptions:
     device_options: dict = field(default_factory=dict)
     continue_from: str | None = None      # a take file: rewind it to ``at_tick`` and continue from there
     at_tick: int | None = None
+    # The horizon learns from the store's accepted takes of the task (recordings.horizon), as in the
+    # app; off for the prover and benchmarks, whose episodes must not depend on what ran before.
+    horizon_from_store: bool = False
 
 
 def device_configs() -> dict[str, type[DeviceConfig]]:
@@ -157,6 +161,8 @@ class Episode:
             self.session.start_recording(store, operator, self.opts.seed_index, self.opts.episode_index,
                                          device=self.config.name,
                                          **meta_from_texts(self.retarget.config_text, self.retarget.profile_text))
+        if store is not None and self.opts.horizon_from_store and self.config.episode() is None:
+            self.task_horizon = store_horizon(store.index, self.rt.spec, self.rt.task.scene.params.physics.control_hz)
         self.horizon = EpisodeHorizon(self.max_ticks(), self.config.horizon_from_engage)
         self.horizon.begin(self.rt.scorer)
         if not self.device.is_connected:

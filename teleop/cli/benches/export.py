@@ -193,6 +193,10 @@ def run(args) -> dict:
     baseline = {} if old is None else {
         "baseline_frames_per_s": round(old["frames"] / old["seconds"], 2),
         "speedup_vs_baseline": round(fps / (old["frames"] / old["seconds"]), 2),
+        # CPU time per frame, every process and thread: what a loaded machine distorts least
+        "baseline_cpu_ms_per_frame": round(old["cpu_seconds"] / old["frames"] * 1e3, 1),
+        "cpu_speedup_vs_baseline": round((old["cpu_seconds"] / old["frames"]) / (main["cpu_seconds"] / main["frames"]),
+                                         2),
         "baseline_codecs": _codecs(ExportSettings(**BASELINE))}
     slower = max(main["render_ms_per_frame"], main["encode_ms_per_frame"])
     return {

@@ -45,7 +45,7 @@ def _run(args) -> int:
     opts = EpisodeOptions(task=args.task, device=args.device, seed_index=args.seed, episode_index=args.episode,
                           realtime=args.realtime, max_seconds=args.max_seconds, retarget_config=args.retarget,
                           profile=args.profile, device_options=device_options(args, config),
-                          continue_from=args.continue_from, at_tick=args.at)
+                          continue_from=args.continue_from, at_tick=args.at, horizon_from_store=True)
     episode = Episode(opts)
     store = None
     if not args.no_save:

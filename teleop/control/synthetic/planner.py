@@ -8,6 +8,7 @@ from teleop.core.conventions import SIDES
 from teleop.control.synthetic.motion import Key, Timeline
 from teleop.control.synthetic.scene_query import SceneQuery
 from teleop.control.synthetic.script import Script, Step
+from teleop.control.synthetic.swing import arc, axis_rotation
 
 SPEED = 0.35            # m/s: an unhurried reach
 MIN_MOVE_S = 0.4
@@ -261,6 +262,38 @@ class Planner:
         plan.go(at + direction / np.linalg.norm(direction) * a["distance"], duration=a.get("pull_s", 1.5))
         plan.go(grip=0.0, duration=0.5)
         plan.go(plan.last.pos + np.asarray(a.get("retreat", (-0.03, 0.0, 0.08))), duration=0.6)
+
+    def _swing(self, plan: SidePlan, side: str, a: dict) -> None:
+        """Take a hinged part and carry it round its hinge: a fingertip (``finger``/``node`` of the
+        ``grasp`` shape at ``grip``; a list of fingers: the point between them) goes to the ``part``
+        geom + ``offset``, arriving along ``approach`` (palm: ``pitch``, ``yaw``, then ``roll``
+        about the fingers); then the hand moves on the circle about ``joint``'s axis (default: the
+        part's hinge) by ``angle`` (rad, positive opens), the palm turning ``turn`` times as far as
+        the part; then let go and back off by ``retreat``. Under a lid's lip or a cap's tab
+        (``point``, lifting), or round a handle (``pinch`` with ``preshape: 0``, closing on it)."""
+        rot = palm_rotation(a.get("pitch", 0.0), a.get("yaw", 0.0)) @ axis_rotation((0, 0, 1), a.get("roll", 0.0))
+        shape, grip = a.get("grasp", "point"), a.get("grip", 1.0)
+        point = self.q.geom(a["part"]) + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
+        fingers = a.get("finger", "index")
+        fingers = [fingers] if isinstance(fingers, str) else fingers
+        tip = np.mean([self._tip_offset(side, shape, f, a.get("node", "tip"), grip) for f in fingers], axis=0)
+        at = point - rot @ tip
+        pre = at + np.asarray(a.get("approach", (-0.06, 0.0, 0.0)), float)
+        self._clear_way(side, at)
+        plan.go(pre + [0, 0, a.get("clearance", 0.0)], rot, grip=a.get("preshape", grip), grasp=shape)
+        plan.go(pre, duration=a.get("descend_s", 0.6))
+        plan.go(at, duration=a.get("approach_s", 0.8))
+        plan.go(grip=grip, duration=a.get("close_s", 0.5))
+        plan.wait(a.get("settle_s", 0.3))
+        anchor, axis = self.q.hinge(a["joint"] if "joint" in a else self.q.part_hinge(a["part"]))
+        keys = arc(at, rot, anchor, axis, float(a["angle"]), a.get("turn", 1.0))
+        step_s = a.get("swing_s", 2.0) / len(keys)
+        for pos, r in keys:
+            plan.go(pos, r, duration=step_s)
+        plan.wait(a.get("hold_s", 0.3))
+        if a.get("let_go", True):
+            self._let_go(plan, a)
+            plan.go(plan.last.pos + np.asarray(a.get("retreat", (-0.05, 0.0, 0.05)), float), duration=0.6)
 
     def _move(self, plan: SidePlan, side: str, a: dict) -> None:
         base = self._position(a["object"]) if "object" in a else plan.last.pos

@@ -52,6 +52,28 @@ class SceneQuery:
         x = self.data.xmat[self.body_id(name)].reshape(3, 3)[:, 0]
         return float(np.arctan2(x[1], x[0]))
 
+    def hinge(self, joint: str) -> tuple[np.ndarray, np.ndarray]:
+        """World anchor (3,) and unit axis (3,) of a named hinge joint."""
+        try:
+            j = self.data.joint(joint)
+        except KeyError:
+            raise ConfigError(f"no joint {joint!r} in the scene") from None
+        return j.xanchor.copy(), j.xaxis.copy()
+
+    def part_hinge(self, geom: str) -> str:
+        """The hinge joint that moves a named geom: the nearest one on its body or the bodies above."""
+        m = self.model
+        try:
+            b = int(m.geom(geom).bodyid[0])
+        except KeyError:
+            raise ConfigError(f"no geom {geom!r} in the scene") from None
+        while b != 0:
+            for j in range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]):
+                if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE:
+                    return m.joint(j).name
+            b = int(m.body_parentid[b])
+        raise ConfigError(f"geom {geom!r} is on no hinged body")
+
     def extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World axis-aligned bounds (lo (3,), hi (3,)) of every collision geom of ``name`` and its
         child bodies."""

@@ -20,7 +20,7 @@ from teleop.core.errors import ConfigError, choices
 from teleop.core.yamlio import load_yaml
 
 SCRIPT_DIR = Path(__file__).with_name("scripts")
-STEP_KINDS = ("grasp", "place", "press", "pull", "hook", "move", "release", "wait", "rest", "expect")
+STEP_KINDS = ("grasp", "place", "press", "pull", "hook", "swing", "move", "release", "wait", "rest", "expect")
 SIDE_CHOICES = ("left", "right", "auto")
 
 

@@ -52,3 +52,23 @@ def test_bad_scripts_fail_clearly():
         parse_script({"task": "t", "steps": [{"do": "grasp", "side": "middle"}]}, "s.yaml")
     with pytest.raises(ConfigError, match="no synthetic-operator script for task 'nope'; scripted tasks:"):
         load_script("nope")
+
+
+def test_grasp_align_turns_the_fingers_along_or_across_the_objects_axis():
+    import numpy as np
+
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+
+    class Query:                     # an object lying with its long axis at 160 degrees
+        def yaw(self, name):
+            return np.deg2rad(160.0)
+
+    start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+    planner = Planner(Query(), start, tip_offset=None)
+    assert np.isclose(np.rad2deg(planner._grasp_yaw("thing", "right", {"align": "along"})), -20.0)
+    assert np.isclose(np.rad2deg(planner._grasp_yaw("thing", "right", {"align": "across"})), 70.0)   # toward +y
+    assert np.isclose(np.rad2deg(planner._grasp_yaw("thing", "left", {"align": "across"})), -110.0)  # toward -y
+    assert np.isclose(planner._grasp_yaw("thing", "left", {"yaw": 0.3}), 0.3)
+    with pytest.raises(ConfigError, match="align"):
+        planner._grasp_yaw("thing", "left", {"align": "sideways"})

@@ -221,7 +221,7 @@ class Planner:
             floor = lo[2] + 0.01 if a.get("rest", "top") == "bottom" else hi[2]
             self._moved[held] = np.r_[centre[:2], floor + half_height] - self.q.position(held)
         self._let_go(plan, a)
-        plan.go(plan.last.pos + [0, 0, a.get("retreat", 0.10)], duration=0.6)
+        plan.go(plan.last.pos + [0, 0, a.get("retreat", 0.10)], duration=a.get("retreat_s", 0.6))
         self._held.pop(side, None)
 
     def _press(self, plan: SidePlan, side: str, a: dict) -> None:

@@ -36,6 +36,7 @@ BACKOFF_M = 0.10         # m: after a miss the open hand backs off upward before
 BACKOFF_S = 0.6
 END_PAD_S = 1.0          # still hands after the last step, as the open-loop plan ended
 BOUND_FACTOR = 2.0       # the stream's time bound: retries may at most double the open-loop plan
+BACK_OFF = Step("back_off", "auto")     # the open-and-back-off a retry begins with (not a script step)
 
 
 @dataclass(frozen=True)
@@ -242,8 +243,8 @@ class LiveStream(HumanStream):
             self.carrying[side] = (name, palm, item)
             self.planner.let_go_at.pop(side, None)
         elif item.tries < MAX_GRASP_TRIES:
-            self._back_off(side)
             self.queues[side].appendleft(Item(item.index, item.step, item.tries + 1))
+            self._back_off(side, item.index)
 
     def _watch_slip(self, side: str, t: float) -> None:
         name, palm, grasp = self.carrying[side]
@@ -264,7 +265,7 @@ class LiveStream(HumanStream):
         if active is not None and active is not grasp:
             self.queues[side].appendleft(active)
         self.queues[side].appendleft(Item(grasp.index, grasp.step, grasp.tries))
-        self._back_off(side)
+        self._back_off(side, grasp.index)
 
     def _cut(self, side: str, t: float) -> None:
         """Drop the side's keys after ``t`` and hold where the hand is now."""
@@ -272,8 +273,10 @@ class LiveStream(HumanStream):
         pos, rot, grip, grasp = self.timelines[side].sample(t)
         plan.keys = [k for k in plan.keys if k.t <= t] + [Key(t, np.array(pos), np.array(rot), grip, grasp)]
 
-    def _back_off(self, side: str) -> None:
+    def _back_off(self, side: str, index: int) -> None:
+        """Open, let go and back off upward; the retry then begins from the pose seen after it."""
         plan = self.planner.sides[side]
+        self.active[side] = Item(index, BACK_OFF)
         self.planner._held.pop(side, None)
         Planner._let_go(plan, {})
         plan.go(plan.last.pos + [0.0, 0.0, BACKOFF_M], duration=BACKOFF_S)

@@ -4,7 +4,7 @@ import mujoco
 import numpy as np
 
 from teleop.control.episode import Episode, EpisodeOptions
-from teleop.control.synthetic.closed_loop import BACK_OFF, MAX_GRASP_TRIES, LiveStream
+from teleop.control.synthetic.closed_loop import BACK_OFF, BACKOFF_M, MAX_GRASP_TRIES, LiveStream
 from teleop.control.synthetic.operator import live_episode
 from teleop.control.synthetic.planner import SETTLE_S
 
@@ -67,7 +67,8 @@ def test_a_grasp_that_lifts_nothing_is_detected_and_retried_then_carried_on():
     assert stream.active["right"].step.do == "place"  # out of tries: the script carries on
     # Each retry opened the hand and backed off upward before reaching again.
     keys = stream.planner.sides["right"].keys
-    assert any(k.grip == 0.0 for k in keys) and max(k.pos[2] for k in keys) > keys[0].pos[2]
+    ups = [b.pos[2] - a.pos[2] for a, b in zip(keys, keys[1:]) if a.grip == 1.0 and a.grasp == "release"]
+    assert sum(np.isclose(u, BACKOFF_M) for u in ups) >= MAX_GRASP_TRIES - 1      # (+ the place's retreat)
 
 
 def _held_after_grasp(ep: Episode, stream: LiveStream) -> None:

@@ -36,6 +36,7 @@ BACKOFF_M = 0.10         # m: after a miss the open hand backs off upward before
 BACKOFF_S = 0.6
 END_PAD_S = 1.0          # still hands after the last step, as the open-loop plan ended
 BOUND_FACTOR = 2.0       # the stream's time bound: retries may at most double the open-loop plan
+LANDED_M = 0.05          # m: an object resting this little above a target's top is on it
 BACK_OFF = Step("back_off", "auto")     # the open-and-back-off a retry begins with (not a script step)
 
 
@@ -45,6 +46,7 @@ class Item:
     index: int
     step: Step
     tries: int = 1
+    after_slip: bool = False     # a re-grasp after a slip: skipped if the object fell where it was going
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class LivePlanner(Planner):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.expected: dict[str, np.ndarray] = {}        # object -> where an ``expect`` says it will be
-        self.let_go_at: dict[str, float] = {}             # side -> when its last planned let-go begins
+        self.let_go_at: dict[str, float] = {}             # side -> when it stops carrying (sets down, lets go)
 
     def _shift(self, name: str) -> np.ndarray:
         """An expected object is taken where it is expected until it is seen (near) there."""
@@ -87,8 +89,12 @@ class LivePlanner(Planner):
         self.expected[name] = self.q.position(name) + self._moved.pop(name)
 
     def _place(self, plan, side: str, a: dict) -> None:
+        first = len(plan.keys)
         super()._place(plan, side, a)
         self._moved.clear()                  # the live pose says where it came to rest
+        # Carrying ends where the set-down begins (keys: up, over, above, down): touching the target
+        # then may move the object in the hand, which is no slip.
+        self.let_go_at[side] = plan.keys[first + 2].t
 
     def _let_go(self, plan, a: dict) -> None:
         self.let_go_at[next(s for s, p in self.sides.items() if p is plan)] = plan.t
@@ -199,9 +205,25 @@ class LiveStream(HumanStream):
         if not ready:
             return False
         index, side, barrier = min(ready)
+        if self._landed(side):
+            return True
         first = index == barrier and index not in self._synced     # a retry of a sync step waits no more
         self._synced.add(index)
         self._begin(side, self.queues[side].popleft(), first)
+        return True
+
+    def _landed(self, side: str) -> bool:
+        """A re-grasp after a slip whose object fell inside the target of the place it was being
+        carried to: a person would leave it there, so the re-grasp and that place are dropped."""
+        queue = self.queues[side]
+        if not queue[0].after_slip or len(queue) < 2 or queue[1].step.do != "place":
+            return False
+        lo, hi = self.planner.q.extent(queue[1].step.args["target"])
+        at = self.planner.q.position(queue[0].step.args["object"])
+        if not (np.all(at[:2] >= lo[:2]) and np.all(at[:2] <= hi[:2]) and lo[2] <= at[2] <= hi[2] + LANDED_M):
+            return False
+        queue.popleft()
+        queue.popleft()
         return True
 
     def _begin(self, side: str, item: Item, sync: bool) -> None:
@@ -264,7 +286,7 @@ class LiveStream(HumanStream):
         active, self.active[side] = self.active[side], None
         if active is not None and active is not grasp:
             self.queues[side].appendleft(active)
-        self.queues[side].appendleft(Item(grasp.index, grasp.step, grasp.tries))
+        self.queues[side].appendleft(Item(grasp.index, grasp.step, grasp.tries, after_slip=True))
         self._back_off(side, grasp.index)
 
     def _cut(self, side: str, t: float) -> None:

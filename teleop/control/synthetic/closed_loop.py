@@ -118,10 +118,13 @@ class LiveStream(HumanStream):
 
     def __init__(self, retargeter, shapes, script: Script, planner: LivePlanner, sides: list[str],
                  open_loop_s: float, palm_sites: dict[str, str], rng, noise, data: mujoco.MjData | None = None):
-        self.bound, self.end = open_loop_s * BOUND_FACTOR, float("inf")
-        start = {s: Timeline([p.last, Key(self.bound, p.last.pos, p.last.rot, p.last.grip, p.last.grasp)])
+        # Tracking dropouts are drawn over the open-loop plan's length, as before: the same draws (the
+        # left hand's first, then the right's), so an episode without retries sees the same noise.
+        self.bound, self.end = open_loop_s, float("inf")
+        start = {s: Timeline([p.last, Key(open_loop_s, p.last.pos, p.last.rot, p.last.grip, p.last.grasp)])
                  for s, p in planner.sides.items()}
-        super().__init__(retargeter, shapes, start, rng, noise)        # dropouts drawn over the bound
+        super().__init__(retargeter, shapes, start, rng, noise)
+        self.bound = open_loop_s * BOUND_FACTOR
         self.script, self.planner, self.palm_sites = script, planner, palm_sites
         self.queues = {s: deque() for s in planner.sides}
         for i, (step, side) in enumerate(zip(script.steps, sides)):

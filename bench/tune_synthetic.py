@@ -20,7 +20,7 @@ def run_variant(job) -> dict:
     task, override, only, episodes = job
     from retarget import load_config
     from teleop.control.session import Session
-    from teleop.control.synthetic.operator import episode_ticks, synthetic_device
+    from teleop.control.synthetic.operator import synthetic_device
     from teleop.control.synthetic.script import SCRIPT_DIR, parse_script
     from teleop.core.yamlio import load_yaml
     from teleop.tasks import TaskRuntime
@@ -40,7 +40,8 @@ def run_variant(job) -> dict:
         device = synthetic_device(rt, session.retargeter, script=script, seed=episode)
         device.connect()
         session.attach(device)
-        session.run_fast(episode_ticks(device, rt.sim.scene.control_dt), until_done=False)
+        while not device.finished:          # the closed-loop operator ends when its last step has
+            session.tick()
         progress.append(round(rt.result().progress))
     return {"override": override, "successes": sum(p == 100 for p in progress), "progress": progress}
 

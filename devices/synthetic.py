@@ -4,10 +4,15 @@ Two clocks: ``lockstep`` (each ``read()`` advances virtual time by ``dt``: deter
 as the loop runs; used by tests, benchmarks and ``teleop record --device synthetic``) and
 ``realtime`` (a reader thread produces frames at ``rate_hz`` from the wall clock, like a headset).
 The device knows nothing about robots: it only plays what the stream function returns.
+``duration`` bounds the stream; ``end()`` (optional) is where a stream that learns its own length
+as it plays (the closed-loop synthetic operator) says it ends (inf until it knows). ``on_read()``
+(optional) is called on the thread that calls ``read()`` (the loop's), e.g. to hand the stream a
+copy of the loop's state that a real-time reader thread may then read safely.
 """
 from __future__ import annotations
 
 import time
+import math
 from collections.abc import Callable
 
 from devices.base import DeviceError, LatestFrame, Reading
@@ -22,10 +27,12 @@ CLOCKS = ("lockstep", "realtime")
 
 class SyntheticOperator(PlayerDevice):
     def __init__(self, stream: Stream, duration: float, clock: str = "lockstep", dt: float | None = None,
-                 rate_hz: float = 60.0, stale_after: float = 0.2):
+                 rate_hz: float = 60.0, stale_after: float = 0.2, end: Callable[[], float] | None = None,
+                 on_read: Callable[[], None] | None = None):
         if clock not in CLOCKS:
             raise DeviceError(f"clock {clock!r} is not one of {choices(CLOCKS)}")
         self.stream, self.duration, self.clock = stream, duration, clock
+        self._end, self._on_read = (lambda: math.inf) if end is None else end, on_read
         # lockstep: one frame per control tick (None: the shipped robot's control rate)
         self.dt, self.rate_hz = (1.0 / default_control_hz() if dt is None else dt), rate_hz
         self._slot = LatestFrame(stale_after)
@@ -35,7 +42,8 @@ class SyntheticOperator(PlayerDevice):
 
     @property
     def finished(self) -> bool:
-        return self._sequence * (self.dt if self.clock == "lockstep" else 1 / self.rate_hz) > self.duration
+        elapsed = self._sequence * (self.dt if self.clock == "lockstep" else 1 / self.rate_hz)
+        return elapsed > min(self.duration, self._end())
 
     def connect(self) -> None:
         self._connected = True
@@ -53,6 +61,8 @@ class SyntheticOperator(PlayerDevice):
     def read(self) -> Reading:
         if not self._connected:
             raise DeviceError("synthetic operator: read() before connect()")
+        if self._on_read is not None:
+            self._on_read()
         if self.clock == "lockstep":
             t = min(self._sequence * self.dt, self.duration)
             frame = self.stream(t, self._sequence, time.monotonic())

@@ -137,7 +137,8 @@ def test_horizon_rules_and_timeout_keeps_partial_score():
     # 30 s at an operator's pace: 1.2 x 7.5 s x 5 = 45 s, until accepted takes say otherwise.
     long = _spec([_sub(f"S{i}", 20, [lift(o)]) for i, o in enumerate("abcab")]
                  + [_sub("F", 0, [lift("c")]), _sub("G", 0, [lift("c")], latch_violation=True)])
-    assert horizon_steps(long) == 45 * 25 and horizon_steps(long, lengths) == math.ceil(1.2 * np.percentile(lengths, 90))
+    assert horizon_steps(long) == 45 * 25
+    assert horizon_steps(long, lengths) == math.ceil(1.2 * np.percentile(lengths, 90))
     rt = TaskRuntime(build_task(spec), horizon=2)
     rt.reset(0, 0)
     g = Goal(rt)

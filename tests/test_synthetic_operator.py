@@ -45,6 +45,29 @@ def test_every_script_is_valid_and_names_a_shipped_task():
         assert script.steps
 
 
+def test_every_scripted_task_fits_its_horizon_at_the_operators_pace():
+    """The plan a script makes (the synthetic operator's pace: an unhurried 0.35 m/s reach) ends,
+    with 2 s to spare, before the task's horizon (max_steps, else the paced estimate or 30 s)."""
+    from teleop.control.synthetic.human import HandShapes, load_grasps
+    from teleop.control.synthetic.operator import _start_keys, segment_starts
+    from teleop.control.synthetic.planner import Planner
+    from teleop.control.synthetic.scene_query import SceneQuery
+    from teleop.tasks import TaskRuntime, horizon_steps
+
+    too_long = []
+    for task in scripted_tasks():
+        rt = TaskRuntime(task)
+        rt.reset(0, 0)
+        scene, data = rt.sim.scene, rt.sim.data
+        planner = Planner(SceneQuery(scene.model, data), _start_keys(scene, data),
+                          HandShapes(scene, load_grasps(scene)).tip, segment_starts(rt.spec, scene.control_dt))
+        plan_s = max(t.duration for t in planner.plan(load_script(task)).values())
+        horizon_s = horizon_steps(rt.spec, control_hz=1 / scene.control_dt) * scene.control_dt
+        if plan_s + 2.0 > horizon_s:
+            too_long.append(f"{task}: plan {plan_s:.1f} s, horizon {horizon_s:.1f} s")
+    assert not too_long, "\n".join(too_long)
+
+
 def test_bad_scripts_fail_clearly():
     with pytest.raises(ConfigError, match=r"steps\[0\].do: 'jump' is not one of 'grasp'"):
         parse_script({"task": "t", "steps": [{"do": "jump"}]}, "s.yaml")

@@ -26,20 +26,19 @@ class SceneQuery:
     def site(self, name: str) -> np.ndarray:
         return self.data.site(name).xpos.copy()
 
-    def geom(self, name: str) -> np.ndarray:
-        """World position (3,) of a named geom (e.g. a handle)."""
+    def geom_id(self, name: str) -> int:
         try:
-            return self.data.geom(name).xpos.copy()
+            return int(self.model.geom(name).id)
         except KeyError:
             raise ConfigError(f"no geom {name!r} in the scene") from None
 
+    def geom(self, name: str) -> np.ndarray:
+        """World position (3,) of a named geom (e.g. a handle)."""
+        return self.data.geom_xpos[self.geom_id(name)].copy()
+
     def geom_extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World axis-aligned bounds (lo (3,), hi (3,)) of one named geom (e.g. a part to grasp)."""
-        try:
-            g = self.model.geom(name).id
-        except KeyError:
-            raise ConfigError(f"no geom {name!r} in the scene") from None
-        return self._geom_box(g)
+        return self._geom_box(self.geom_id(name))
 
     def _geom_box(self, g: int) -> tuple[np.ndarray, np.ndarray]:
         m, d = self.model, self.data
@@ -63,10 +62,7 @@ class SceneQuery:
     def part_hinge(self, geom: str) -> str:
         """The hinge joint that moves a named geom: the nearest one on its body or the bodies above."""
         m = self.model
-        try:
-            b = int(m.geom(geom).bodyid[0])
-        except KeyError:
-            raise ConfigError(f"no geom {geom!r} in the scene") from None
+        b = int(m.geom_bodyid[self.geom_id(geom)])
         while b != 0:
             for j in range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]):
                 if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE:
@@ -78,22 +74,19 @@ class SceneQuery:
         """World axis-aligned bounds (lo (3,), hi (3,)) of every collision geom of ``name`` and its
         child bodies."""
         root = self.body_id(name)
-        m, d = self.model, self.data
-        pts = []
+        m = self.model
+        boxes = []
         for g in range(m.ngeom):
             b = m.geom_bodyid[g]
             while b != 0 and b != root:
                 b = m.body_parentid[b]
             if b != root or (m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0):
                 continue
-            centre, half = m.geom_aabb[g, :3], m.geom_aabb[g, 3:]
-            local = centre + _CORNERS * half
-            pts.append(d.geom_xpos[g] + local @ d.geom_xmat[g].reshape(3, 3).T)
-        if not pts:
+            boxes.append(self._geom_box(g))
+        if not boxes:
             p = self.position(name)
             return p, p
-        pts = np.concatenate(pts)
-        return pts.min(axis=0), pts.max(axis=0)
+        return np.min([lo for lo, _ in boxes], axis=0), np.max([hi for _, hi in boxes], axis=0)
 
     def top(self, name: str) -> float:
         return float(self.extent(name)[1][2])

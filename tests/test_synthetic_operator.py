@@ -49,18 +49,15 @@ def test_every_scripted_task_fits_its_horizon_at_the_operators_pace():
     """The plan a script makes (the synthetic operator's pace: an unhurried 0.35 m/s reach) ends,
     with 2 s to spare, before the task's horizon (max_steps, else the paced estimate or 30 s)."""
     from teleop.control.synthetic.human import HandShapes, load_grasps
-    from teleop.control.synthetic.operator import _start_keys, segment_starts
-    from teleop.control.synthetic.planner import Planner
-    from teleop.control.synthetic.scene_query import SceneQuery
+    from teleop.control.synthetic.operator import open_loop_planner
     from teleop.tasks import TaskRuntime, horizon_steps
 
     too_long = []
     for task in scripted_tasks():
         rt = TaskRuntime(task)
         rt.reset(0, 0)
-        scene, data = rt.sim.scene, rt.sim.data
-        planner = Planner(SceneQuery(scene.model, data), _start_keys(scene, data),
-                          HandShapes(scene, load_grasps(scene)).tip, segment_starts(rt.spec, scene.control_dt))
+        scene = rt.sim.scene
+        planner = open_loop_planner(rt, HandShapes(scene, load_grasps(scene)))
         plan_s = max(t.duration for t in planner.plan(load_script(task)).values())
         horizon_s = horizon_steps(rt.spec, control_hz=1 / scene.control_dt) * scene.control_dt
         if plan_s + 2.0 > horizon_s:

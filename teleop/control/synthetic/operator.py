@@ -42,15 +42,19 @@ def _start_keys(scene, data) -> dict[str, Key]:
     return start
 
 
+def open_loop_planner(runtime, shapes: HandShapes, planner: type[Planner] = Planner) -> Planner:
+    """A planner of the current (just reset) scene of ``runtime``, both hands where they are now."""
+    scene, data = runtime.sim.scene, runtime.sim.data
+    return planner(SceneQuery(scene.model, data), _start_keys(scene, data), shapes.tip,
+                   segment_starts(runtime.spec, scene.control_dt))
+
+
 def plan_episode(runtime, retargeter, script: Script | None = None, seed: int = 0,
                  noise: HumanNoise = DEFAULT_NOISE) -> HumanStream:
     """Plan the current (just reset) episode of ``runtime``'s task; returns the human stream."""
     script = script or load_script(runtime.spec.id)
-    scene, data = runtime.sim.scene, runtime.sim.data
-    shapes = HandShapes(scene, load_grasps(scene))
-    planner = Planner(SceneQuery(scene.model, data), _start_keys(scene, data), shapes.tip,
-                      segment_starts(runtime.spec, scene.control_dt))
-    timelines = planner.plan(script)
+    shapes = HandShapes(runtime.sim.scene, load_grasps(runtime.sim.scene))
+    timelines = open_loop_planner(runtime, shapes).plan(script)
     rng = stable_rng("synthetic-operator", runtime.spec.id, seed)
     return HumanStream(retargeter, shapes, timelines, rng, noise)
 
@@ -66,7 +70,7 @@ def live_episode(runtime, retargeter, script: Script | None = None, seed: int = 
     segments = segment_starts(runtime.spec, scene.control_dt)
     # A dry open-loop plan checks the script's arguments, resolves ``side: auto`` as before and
     # sizes the stream's time bound.
-    dry = SideRecorder(SceneQuery(scene.model, data), _start_keys(scene, data), shapes.tip, segments)
+    dry = open_loop_planner(runtime, shapes, SideRecorder)
     open_loop_s = max(t.duration for t in dry.plan(script).values())
     own = mujoco.MjData(scene.model) if shadow else None
     if own is not None:

@@ -18,7 +18,8 @@ def _paint(width: int, overlay: Overlay) -> np.ndarray:
     painter.end()
     ptr = image.constBits()
     ptr.setsize(image.sizeInBytes())
-    return np.frombuffer(ptr, np.uint8).reshape(400, image.bytesPerLine())[:, :3 * width].reshape(400, width, 3)
+    # copied: the QImage (and the memory under constBits) is freed when this function returns
+    return np.frombuffer(ptr, np.uint8).reshape(400, image.bytesPerLine())[:, :3 * width].reshape(400, width, 3).copy()
 
 
 @pytest.mark.parametrize("width", [320, 420, 720, 1200])

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from teleop.control.synthetic.planner import TALL_RATIO
 from teleop.core.errors import ConfigError, choices
 from teleop.tasks.loader import all_specs
 from teleop.tasks.objects import KINDS
@@ -21,7 +22,6 @@ from teleop.tasks.spec import ObjectSpec
 
 HAND_APERTURE_M = 0.09       # widest thing a closing 22-DoF hand wraps across (palm ~9 cm, fingers ~10 cm)
 HAND_MAX_MASS_KG = 1.0       # heaviest load the bench asks a hand to hold (FR3 payload is far above it)
-TALL_RATIO = 1.5             # taller than 1.5 x its narrow width: taken from the side (cans, bottles)
 _CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
 
 
@@ -40,6 +40,7 @@ class GraspObject:
 
     @property
     def tall(self) -> bool:
+        """Upright and tall (a can, a bottle): the planner takes it from above, low (TALL_GRASP)."""
         return self.extent[2] > TALL_RATIO * self.narrow
 
     @property

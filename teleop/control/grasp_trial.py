@@ -67,8 +67,10 @@ def trial_spec(obj: GraspObject):
     return parse_spec(raw, f"<grasp bench: {obj.task}/{obj.name}>")
 
 
-def trial_script(obj: GraspObject) -> Script:
-    grasp = {"object": obj.name, "grasp": "power", "lift": LIFT_M, **({"style": "side"} if obj.tall else {})}
+def trial_script(obj: GraspObject, grasp_args: dict | None = None) -> Script:
+    """``grasp_args``: more arguments of the grasp step (``{"style": "side"}``); the planner's own
+    defaults otherwise (it takes tall objects from above, low)."""
+    grasp = {"object": obj.name, "grasp": "power", "lift": LIFT_M, **(grasp_args or {})}
     steps = [Step("grasp", SIDE, grasp), Step("wait", SIDE, {"seconds": SETTLE_S})]
     for i in range(STROKES):
         reach = STROKE_M / 2 if i in (0, STROKES - 1) else STROKE_M      # start and end at the centre
@@ -92,11 +94,12 @@ def _phase_times(keys) -> tuple[float, float, float]:
     return start.t, strokes[-1].t, keys[-2].t
 
 
-def run_trials(obj: GraspObject, trials: int, first_episode: int = 0) -> list[TrialResult]:
+def run_trials(obj: GraspObject, trials: int, first_episode: int = 0,
+               grasp_args: dict | None = None) -> list[TrialResult]:
     rt = TaskRuntime(trial_spec(obj))
     retargeter = load_config().build(rt.sim.scene)
     session = Session(rt, retargeter)
-    script, dt = trial_script(obj), rt.sim.scene.control_dt
+    script, dt = trial_script(obj, grasp_args), rt.sim.scene.control_dt
     body = rt.sim.model.body(obj.name).id
     site = rt.sim.model.site(rt.sim.scene.layout.ee_sites[SIDE]).id
     out = []

@@ -24,7 +24,7 @@ import numpy as np
 
 from teleop.control.synthetic.human import HumanStream
 from teleop.control.synthetic.motion import Key, Timeline
-from teleop.control.synthetic.planner import SETTLE_S, Planner
+from teleop.control.synthetic.planner import SETTLE_S, Planner, grasp_lift
 from teleop.control.synthetic.script import Script, Step
 
 LIFT_FRACTION = 0.5      # a held object rises at least half the planned lift (sag and slack take the rest)
@@ -249,7 +249,7 @@ class LiveStream(HumanStream):
         if item is None or t < plan.t:
             return
         self.active[side] = None
-        if item.step.do == "grasp" and item.step.args.get("lift", 0.08) > 0:
+        if item.step.do == "grasp" and grasp_lift(item.step.args) > 0:
             self._check_grasp(side, item)
 
     def _palm_distance(self, side: str, name: str) -> float:
@@ -262,7 +262,7 @@ class LiveStream(HumanStream):
         rose = float(self.planner.q.position(name)[2]) - self.began_z[side]
         _, offset, _ = self.planner._held.get(side, (name, np.zeros(3), 0.0))
         palm = self._palm_distance(side, name)
-        held = rose >= LIFT_FRACTION * a.get("lift", 0.08) and palm <= float(np.linalg.norm(offset)) + HOLD_MARGIN_M
+        held = rose >= LIFT_FRACTION * grasp_lift(a) and palm <= float(np.linalg.norm(offset)) + HOLD_MARGIN_M
         self.checks.append((item.index, side, GraspCheck(rose, palm, held)))
         if held:
             self.carrying[side] = (name, palm, item)

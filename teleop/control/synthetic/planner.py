@@ -11,6 +11,8 @@ from teleop.control.synthetic.script import Script, Step
 from teleop.control.synthetic.swing import arc, axis_rotation
 
 SPEED = 0.35            # m/s: an unhurried reach
+TOP_LIFT_M = 0.12       # a top grasp lifts the object this far (clear of a container's rim)
+SIDE_LIFT_M = 0.08      # a side grasp lifts less: the hand is already high on the object
 MIN_MOVE_S = 0.4
 SETTLE_S = 1.0          # still hands at the start, like an operator who has just engaged
 CLEAR_DIST = 0.30       # m: an idle hand this near where the other hand is going moves aside
@@ -38,6 +40,11 @@ SIDE_HEIGHT = 0.75       # share of the object's height where the finger roots h
 SIDE_PITCH = 0.6         # rad: fingers tipped down, so the forearm slopes down to the hand, clear of the table
 SIDE_SLIDE = 0.07        # m: the sideways slide in, started clear of the object
 SIDE_SHAPE = "power_tight"   # squeezes harder than "power": 3 of 4 slips of the bench's side grasps held with it
+
+
+def grasp_lift(args: dict) -> float:
+    """How far (m) a grasp step lifts: its ``lift``, or its style's default."""
+    return float(args.get("lift", SIDE_LIFT_M if args.get("style", "top") == "side" else TOP_LIFT_M))
 
 
 def palm_rotation(pitch: float, yaw: float = 0.0) -> np.ndarray:
@@ -175,7 +182,7 @@ class Planner:
         plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
         plan.go(grip=1.0, duration=a.get("close_s", 1.0))
         plan.wait(a.get("settle_s", 0.3))
-        plan.go(grip_at + [0, 0, a.get("lift", 0.12)], duration=a.get("lift_s", 1.0))
+        plan.go(grip_at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
         # Closing fingers draw a round object back toward the palm (``draw`` metres along the
         # fingers' heading): where it sits in the hand decides where a later place puts it.
         drawn = a.get("draw", 0.0) * heading
@@ -224,7 +231,7 @@ class Planner:
         plan.go(grip=0.0, duration=0.3)
         plan.go(grip=1.0, grasp=a.get("grasp", SIDE_SHAPE), duration=a.get("close_s", 1.0))
         plan.wait(a.get("settle_s", 0.3))
-        plan.go(grip_at + [0, 0, a.get("lift", 0.08)], duration=a.get("lift_s", 1.0))
+        plan.go(grip_at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
         self._held[side] = (name, centre - grip_at, float(centre[2] - lo[2]))
 
     def _place(self, plan: SidePlan, side: str, a: dict) -> None:

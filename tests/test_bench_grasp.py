@@ -72,3 +72,37 @@ def test_the_planner_takes_tall_objects_from_above_low_unless_the_script_says_ot
 
     assert np.allclose(grip_height({}), (0.90 + TALL_GRASP["height"] - 0.05, 0.0))
     assert np.allclose(grip_height({"height": 0.12, "preshape": 0.3}), (0.90 + 0.07, 0.3))
+
+
+@pytest.mark.parametrize("name", ["cube_a", "spoon_1"])
+def test_small_low_things_are_pinched_and_held(name):
+    """A 4 cm cube and a spoon lying on the table: the planner's default for small low things is
+    the thumb-index pinch, which holds them through the lift, shake and carry (the top power grasp
+    closed above them: 1 of 10 small and flat things held)."""
+    from teleop.control.grasp_trial import run_trials
+
+    obj = holdable_objects([name])[0]
+    (trial,) = run_trials(obj, 1)
+    assert trial.held, trial
+
+
+def test_the_default_grasp_style_follows_the_objects_shape():
+    import numpy as np
+
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner, SidePlan
+
+    sizes = {"cube": (0.04, 0.04, 0.04), "spoon": (0.16, 0.034, 0.012), "steak": (0.10, 0.07, 0.024),
+             "apple": (0.07, 0.07, 0.07)}
+
+    class Query:
+        def extent(self, name):
+            half = np.array(sizes[name]) / 2
+            return np.array([0.5, 0.0, 0.78 + half[2]]) - half, np.array([0.5, 0.0, 0.78 + half[2]]) + half
+
+    start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+    planner = Planner(Query(), start, tip_offset=None)
+    assert {n: planner._default_style(n) for n in sizes} == {"cube": "pinch", "spoon": "pinch", "steak": "top",
+                                                             "apple": "top"}
+    with pytest.raises(ConfigError, match=r"grasp style 'claw' is not one of \['pinch', 'side', 'top'\]"):
+        planner._grasp(SidePlan(start["right"]), "right", {"object": "cube", "style": "claw"})

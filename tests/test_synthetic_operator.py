@@ -92,3 +92,20 @@ def test_grasp_align_turns_the_fingers_along_or_across_the_objects_axis():
     assert np.isclose(planner._grasp_yaw("thing", "left", {"yaw": 0.3}), 0.3)
     with pytest.raises(ConfigError, match="align"):
         planner._grasp_yaw("thing", "left", {"align": "sideways"})
+
+
+def test_move_roll_turns_the_palm_about_the_fingers_and_is_off_by_default():
+    import numpy as np
+
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner, SidePlan, palm_rotation
+
+    start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+    planner = Planner(None, start, tip_offset=None)
+    plain, rolled = SidePlan(start["left"]), SidePlan(start["left"])
+    planner._move(plain, "left", {"pitch": 0.0, "yaw": -np.pi / 2})
+    planner._move(rolled, "left", {"pitch": 0.0, "yaw": -np.pi / 2, "roll": np.pi / 2})
+    assert np.allclose(plain.last.rot, palm_rotation(0.0, -np.pi / 2))            # no roll: as before
+    assert np.allclose(rolled.last.rot[:, 2], plain.last.rot[:, 2])              # the fingers keep pointing
+    assert np.allclose(rolled.last.rot[:, 0], [1.0, 0.0, 0.0], atol=1e-9)        # the palm faces away (+x)
+    assert np.allclose(rolled.last.rot[:, 1], [0.0, 0.0, 1.0], atol=1e-9)        # across the palm: up

@@ -373,6 +373,8 @@ class Planner:
         base = self._position(a["object"]) if "object" in a else plan.last.pos
         pos = base + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
         rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
+        if rot is not None and "roll" in a:     # then turned about the fingers (stand a held bottle up)
+            rot = rot @ axis_rotation((0, 0, 1), a["roll"])
         plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
 
     def _expect(self, plan: SidePlan, side: str, a: dict) -> None:

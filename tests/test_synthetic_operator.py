@@ -109,3 +109,37 @@ def test_move_roll_turns_the_palm_about_the_fingers_and_is_off_by_default():
     assert np.allclose(rolled.last.rot[:, 2], plain.last.rot[:, 2])              # the fingers keep pointing
     assert np.allclose(rolled.last.rot[:, 0], [1.0, 0.0, 0.0], atol=1e-9)        # the palm faces away (+x)
     assert np.allclose(rolled.last.rot[:, 1], [0.0, 0.0, 1.0], atol=1e-9)        # across the palm: up
+
+
+def test_place_aim_held_aims_the_object_where_it_sits_in_the_hand():
+    """``aim_held: true``: the closed loop aims the held object's live offset from the hand over the
+    target, not the offset the grasp expected (a small round thing sits a few cm off in the hand)."""
+    import numpy as np
+
+    from teleop.control.synthetic.closed_loop import LivePlanner
+    from teleop.control.synthetic.motion import Key
+
+    hand = np.array([0.40, 0.0, 1.0])
+
+    class Query:                     # the ball hangs 5 cm ahead of and 3 cm beside the hand
+        pos = {"ball": np.array([0.45, 0.03, 1.0]), "box": np.array([0.60, 0.0, 0.8])}
+
+        def position(self, name):
+            return self.pos[name].copy()
+
+        def extent(self, name):
+            r = 0.03 if name == "ball" else 0.10
+            return self.pos[name] - r, self.pos[name] + r
+
+    def hand_over_box(args: dict) -> np.ndarray:
+        start = {"left": Key(0.0, np.array([0.3, 0.4, 1.0]), np.eye(3), 0.0, "ready"),
+                 "right": Key(0.0, hand, np.eye(3), 1.0, "power")}
+        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner._held["right"] = ("ball", np.array([0.07, 0.0, 0.0]), 0.03)   # the grasp's expectation
+        plan = planner.sides["right"]
+        first = len(plan.keys)
+        planner._place(plan, "right", {"target": "box", **args})
+        return plan.keys[first + 2].pos          # keys: up, over, above (then down)
+
+    assert np.allclose(hand_over_box({})[:2] + [0.07, 0.0], [0.60, 0.0])                    # as planned
+    assert np.allclose(hand_over_box({"aim_held": True})[:2] + [0.05, 0.03], [0.60, 0.0])   # as it sits

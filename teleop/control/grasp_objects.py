@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.control.synthetic.planner import TALL_RATIO
+from teleop.control.synthetic.planner import default_grasp, is_tall
 from teleop.core.errors import ConfigError, choices
 from teleop.tasks.loader import all_specs
 from teleop.tasks.objects import KINDS
@@ -41,7 +41,13 @@ class GraspObject:
     @property
     def tall(self) -> bool:
         """Upright and tall (a can, a bottle): the planner takes it from above, low (TALL_GRASP)."""
-        return self.extent[2] > TALL_RATIO * self.narrow
+        return is_tall(self.extent)
+
+    @property
+    def grasp(self) -> str:
+        """The planner's grasp for it: "top", "top, tall" or "pinch"."""
+        style = default_grasp(self.extent)
+        return f"{style}, tall" if self.tall else style
 
     @property
     def yaw(self) -> float:

@@ -37,7 +37,7 @@ def _object(item: ObjectItem) -> dict:
     held = [t for t in trials if t.held]
     slips = [t.slip_mm for t in held if t.slip_mm is not None]
     o = item.obj
-    return {"object": o.name, "kind": o.kind, "task": o.task, "grasp": "top, tall" if o.tall else "top",
+    return {"object": o.name, "kind": o.kind, "task": o.task, "grasp": o.grasp,
             "size_mm": [round(v * 1e3) for v in o.extent], "mass_kg": round(o.mass, 3), "trials": len(trials),
             "lifted": round(sum(t.lifted for t in trials) / len(trials), 3),
             "held_after_shake": round(sum(t.shaken for t in trials) / len(trials), 3),

@@ -56,6 +56,18 @@ SIDE_SHAPE = "power_tight"   # squeezes harder than "power": 3 of 4 slips of the
 GRASP_STYLES = ("top", "side", "pinch")
 
 
+def is_tall(size) -> bool:
+    """Upright and tall (a can, a bottle; ``size``: (3,) extent, m): taken from above, low."""
+    return bool(size[2] > TALL_RATIO * min(size[0], size[1]))
+
+
+def default_grasp(size) -> str:
+    """The grasp style for an object of axis-aligned ``size`` (3,) m when a script names none:
+    "pinch" for small low things (a cube, a utensil, an egg), "top" for the rest."""
+    low = size[2] <= PINCH_MAX_HEIGHT_M and min(size[0], size[1]) <= PINCH_MAX_WIDTH_M
+    return "pinch" if low else "top"
+
+
 def grasp_lift(args: dict) -> float:
     """How far (m) a grasp step lifts: its ``lift``, or its style's default."""
     return float(args.get("lift", SIDE_LIFT_M if args.get("style") == "side" else TOP_LIFT_M))
@@ -206,14 +218,12 @@ class Planner:
         self._held[side] = (name, centre - drawn - grip_at, float(centre[2] - self._extent(name)[0][2]))
 
     def _default_style(self, name: str) -> str:
-        """"pinch" for small low things (a cube, a utensil, an egg), "top" for the rest."""
         lo, hi = self.q.extent(name)
-        low = hi[2] - lo[2] <= PINCH_MAX_HEIGHT_M and min(hi[0] - lo[0], hi[1] - lo[1]) <= PINCH_MAX_WIDTH_M
-        return "pinch" if low else "top"
+        return default_grasp(hi - lo)
 
     def _tall(self, name: str) -> bool:
         lo, hi = self.q.extent(name)
-        return bool(hi[2] - lo[2] > TALL_RATIO * min(hi[0] - lo[0], hi[1] - lo[1]))
+        return is_tall(hi - lo)
 
     def _grasp_yaw(self, name: str, side: str, a: dict) -> float:
         """``yaw`` (rad), or with ``align: along|across`` the fingers along / across the object's

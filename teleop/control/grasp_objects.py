@@ -47,7 +47,7 @@ class GraspObject:
     def grasp(self) -> str:
         """The planner's grasp for it: "top", "top, tall" or "pinch"."""
         style = default_grasp(self.extent)
-        return f"{style}, tall" if self.tall else style
+        return "top, tall" if style == "top" and self.tall else style      # only a top grasp goes low
 
     @property
     def yaw(self) -> float:

@@ -206,16 +206,23 @@ class Planner:
         shape = SMALL_GRASP.get(shape, shape) if small else shape
         # Pre-shape the hand on the way down, as people do: fingers half curled clear the table.
         preshape = a.get("preshape", SMALL_PRESHAPE if small else 0.0)
-        plan.go(grip_at + [0, 0, a.get("clearance", 0.16)], rot, grip=preshape, grasp=shape)
-        plan.go(grip_at, duration=a.get("descend_s", 1.0))
-        plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
-        plan.go(grip=1.0, duration=a.get("close_s", 1.0))
-        plan.wait(a.get("settle_s", 0.3))
-        plan.go(grip_at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
+        self._close_from_above(plan, grip_at, rot, shape, preshape, a.get("clearance", 0.16), a)
         # Closing fingers draw a round object back toward the palm (``draw`` metres along the
         # fingers' heading): where it sits in the hand decides where a later place puts it.
         drawn = a.get("draw", 0.0) * heading
         self._held[side] = (name, centre - drawn - grip_at, float(centre[2] - self._extent(name)[0][2]))
+
+    @staticmethod
+    def _close_from_above(plan: SidePlan, at: np.ndarray, rot: np.ndarray, shape: str, preshape: float,
+                          clearance: float, a: dict) -> None:
+        """Top and pinch grasps: over ``at`` (the wrist, (3,)) with the hand pre-shaped, straight
+        down, close, lift."""
+        plan.go(at + [0, 0, clearance], rot, grip=preshape, grasp=shape)
+        plan.go(at, duration=a.get("descend_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
+        plan.go(grip=1.0, duration=a.get("close_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
 
     def _default_style(self, name: str) -> str:
         lo, hi = self.q.extent(name)
@@ -253,12 +260,7 @@ class Planner:
         at = target - rot @ np.mean(tips, axis=0)
         at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
         self._clear_way(side, at)
-        plan.go(at + [0, 0, a.get("clearance", 0.12)], rot, grip=a.get("preshape", PINCH_PRESHAPE), grasp="pinch")
-        plan.go(at, duration=a.get("descend_s", 1.0))
-        plan.wait(a.get("settle_s", 0.3))
-        plan.go(grip=1.0, duration=a.get("close_s", 1.0))
-        plan.wait(a.get("settle_s", 0.3))
-        plan.go(at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
+        self._close_from_above(plan, at, rot, "pinch", a.get("preshape", PINCH_PRESHAPE), a.get("clearance", 0.12), a)
         self._held[side] = (name, centre - at, float(centre[2] - lo[2]))
 
     def _side_grasp(self, plan: SidePlan, side: str, a: dict) -> None:

@@ -21,6 +21,7 @@ make_window = ui_windows.make_window      # the fixture, shared with the other w
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 TASK = "put_peach_in_fruit_bowl"
 FREEZE_S = 0.5          # a gap this long on the UI thread is a freeze, whatever the machine's load
+LOOP_FLOOR = 0.5        # of the nominal rate: below it the loop is waiting on the views, not on a busy CPU
 
 
 def _shot(win, name: str) -> None:
@@ -110,7 +111,9 @@ def test_collect_review_accept_validate_export(make_window, qtbot, tmp_path):
     # A freeze (a blocking call or a GL set-up on the UI thread) fails here; the 100 ms goal is a
     # figure of `teleop bench flow` (ui_stall_ms_max), not a timed test on a shared machine.
     assert watchdog.worst < FREEZE_S, f"the UI thread stalled {watchdog.worst * 1000:.0f} ms"
-    assert rate > 0.9 * 25, f"the control loop ran at {rate:.1f} Hz while the views rendered"
+    # A loop serialised behind the renders falls to their rate (a few Hz on llvmpipe); a loaded CI
+    # machine costs a healthy loop ~10 %, so the floor is half the nominal rate, not 90 %.
+    assert rate > LOOP_FLOOR * 25, f"the control loop ran at {rate:.1f} Hz while the views rendered"
     qtbot.keyClick(win, Qt.Key.Key_Space)                           # stop: instant replay
     qtbot.waitUntil(lambda: win._reviewing, timeout=10000)
     assert len(win.record_panel.timeline.marks) == 2                # latch marks on the timeline

@@ -50,7 +50,8 @@ def test_the_planner_takes_tall_objects_from_above_low_unless_the_script_says_ot
     import numpy as np
 
     from teleop.control.synthetic.motion import Key
-    from teleop.control.synthetic.planner import TALL_GRASP, SidePlan, Planner
+    from teleop.control.synthetic.grasp_steps import TALL_GRASP
+    from teleop.control.synthetic.planner import SidePlan, Planner
 
     class Query:                      # a 5 x 5 x 12 cm bottle standing on a table at z = 0.78
         def position(self, name):

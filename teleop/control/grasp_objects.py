@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from teleop.control.synthetic.planner import default_grasp, is_tall
+from teleop.control.synthetic.grasp_steps import default_grasp, is_tall
 from teleop.core.errors import ConfigError, choices
 from teleop.tasks.loader import all_specs
 from teleop.tasks.objects import KINDS

@@ -23,8 +23,9 @@ import mujoco
 import numpy as np
 
 from teleop.control.synthetic.human import HumanStream
+from teleop.control.synthetic.grasp_steps import grasp_lift
 from teleop.control.synthetic.motion import Key, Timeline
-from teleop.control.synthetic.planner import SETTLE_S, Planner, grasp_lift
+from teleop.control.synthetic.planner import SETTLE_S, Planner
 from teleop.control.synthetic.script import Script, Step
 
 LIFT_FRACTION = 0.5      # a held object rises at least half the planned lift (sag and slack take the rest)

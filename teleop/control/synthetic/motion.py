@@ -7,6 +7,9 @@ import numpy as np
 
 from teleop.core.geometry import mat_to_quat, quat_to_mat
 
+SPEED = 0.35            # m/s: an unhurried reach
+MIN_MOVE_S = 0.4        # s: no move, however short, is quicker than a person's
+
 
 @dataclass(frozen=True)
 class Key:
@@ -63,3 +66,29 @@ class Timeline:
         rot = quat_to_mat(slerp(self._quats[i], self._quats[i + 1], s))
         grasp = b.grasp if b.grip >= a.grip else a.grasp
         return pos, rot, a.grip + s * (b.grip - a.grip), grasp
+
+
+class SidePlan:
+    """One hand's keyframes, appended step by step."""
+
+    def __init__(self, start: Key):
+        self.keys = [start]
+
+    @property
+    def last(self) -> Key:
+        return self.keys[-1]
+
+    @property
+    def t(self) -> float:
+        return self.last.t
+
+    def go(self, pos=None, rot=None, grip=None, grasp=None, duration=None) -> None:
+        last = self.last
+        pos = last.pos if pos is None else np.asarray(pos, float)
+        if duration is None:
+            duration = max(MIN_MOVE_S, float(np.linalg.norm(pos - last.pos)) / SPEED)
+        self.keys.append(Key(last.t + duration, pos, last.rot if rot is None else rot,
+                             last.grip if grip is None else grip, last.grasp if grasp is None else grasp))
+
+    def wait(self, seconds: float) -> None:
+        self.go(duration=seconds)

@@ -1,0 +1,207 @@
+"""The grasp steps of the planner: a top grasp, a thumb-index pinch and a side (handshake) grasp,
+and which of them an object gets when a script names none (issue 16, measured in the grasp bench)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from teleop.core.errors import ConfigError
+from teleop.control.synthetic.motion import SidePlan
+from teleop.control.synthetic.scene_query import SceneQuery
+
+TOP_LIFT_M = 0.12       # a top grasp lifts the object this far (clear of a container's rim)
+SIDE_LIFT_M = 0.08      # a side grasp lifts less: the hand is already high on the object
+# Small things in a top power grasp (issue 16): the "power" shape's thumb tip closes 8.4 cm out of the
+# palm, beyond anything narrower than ~6 cm, so the thumb missed it and the fingers alone pushed it
+# away. Objects this narrow (m, the narrower horizontal side) get SMALL_GRASP instead, with the
+# fingers pre-curled by SMALL_PRESHAPE on the way down so their tips do not land on the table first.
+SMALL_NARROW_M = 0.06
+SMALL_GRASP = {"power": "power_tight"}     # shape asked for -> shape used on a small object
+SMALL_PRESHAPE = 0.5                      # half closed while descending (open fingers reach the table)
+# Upright tall things (cans, bottles, cartons: taller than TALL_RATIO x their narrow side) are taken
+# from above, low: the open fingers go down round the top third and close on it. Measured in the
+# grasp bench (issue 16): 6 of 6 held through the lift and the 1 g shake, where the hand upright
+# beside the object (a side grasp) put the FR3's wrist on the table and held 0 of 38.
+TALL_RATIO = 1.5
+TALL_GRASP = {"height": 0.06,     # m: the palm 1 cm over the top (the default 12 cm closes on air)
+              "preshape": 0.0,    # fingers open all the way down (pre-curled, they land on the top)
+              "draw": 0.06}       # closing draws it this far back toward the palm
+# Side (handshake) grasps of tall objects: the wrist (the palm frame's origin) relative to the object.
+PALM_SURFACE = 0.018     # m: palm face from the wrist axis (robot.yaml palm centre x + half size x)
+SIDE_STANDOFF = 0.01     # m: gap left between the palm and the object's side while sliding in
+SIDE_REACH = 0.075       # m: wrist behind the object's centre, so it sits against the finger roots
+SIDE_HEIGHT = 0.75       # share of the object's height where the finger roots hold it
+SIDE_PITCH = 0.6         # rad: fingers tipped down, so the forearm slopes down to the hand, clear of the table
+SIDE_SLIDE = 0.07        # m: the sideways slide in, started clear of the object
+# Pinch grasps of small and flat things (cubes, slabs, utensils): the point where the thumb and
+# index tips meet in the "pinch" shape goes to the object's centre, the palm facing the table.
+PINCH_AIM_GRIP = 0.8     # the tips meet at this blend of the pinch shape (human hand keypoints)
+PINCH_PITCH = 0.5        # rad: fingers tipped down (0.2: 4 of 10 small and flat things held, 0.5: 9 of 10)
+PINCH_HEIGHT = 0.5       # share of the object's height at the pinch point
+PINCH_PRESHAPE = 0.4     # half open on the way down: the tips 6-8 cm apart, clear of the table
+# Which things are pinched by default (a script's ``style`` wins): no taller than this and no wider
+# across than that. Measured in the grasp bench: 29 of 33 low objects held by the pinch (3 of the
+# 4 dropped are wider, 70-90 mm: steak, bread, a tray of ice), against 9 of 33 by the top grasp.
+PINCH_MAX_HEIGHT_M = 0.045
+PINCH_MAX_WIDTH_M = 0.06
+SIDE_SHAPE = "power_tight"   # squeezes harder than "power": 3 of 4 slips of the bench's side grasps held with it
+
+
+GRASP_STYLES = ("top", "side", "pinch")
+
+
+def is_tall(size) -> bool:
+    """Upright and tall (a can, a bottle; ``size``: (3,) extent, m): taken from above, low."""
+    return bool(size[2] > TALL_RATIO * min(size[0], size[1]))
+
+
+def default_grasp(size) -> str:
+    """The grasp style for an object of axis-aligned ``size`` (3,) m when a script names none:
+    "pinch" for small low things (a cube, a utensil, an egg), "top" for the rest."""
+    low = size[2] <= PINCH_MAX_HEIGHT_M and min(size[0], size[1]) <= PINCH_MAX_WIDTH_M
+    return "pinch" if low else "top"
+
+
+def grasp_lift(args: dict) -> float:
+    """How far (m) a grasp step lifts: its ``lift``, or its style's default."""
+    return float(args.get("lift", SIDE_LIFT_M if args.get("style") == "side" else TOP_LIFT_M))
+
+
+def palm_rotation(pitch: float, yaw: float = 0.0) -> np.ndarray:
+    """Palm toward the table, fingers forward (+x) turned by ``yaw`` and tipped down by ``pitch``."""
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    z = np.array([np.cos(pitch) * cy, np.cos(pitch) * sy, -np.sin(pitch)])
+    x = np.array([-np.sin(pitch) * cy, -np.sin(pitch) * sy, -np.cos(pitch)])
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+class GraspSteps:
+    """The ``grasp`` step. Mixed into the planner, whose scene state (where things are, what each
+    hand holds) it reads and updates."""
+
+    q: SceneQuery
+    _held: dict[str, tuple[str, np.ndarray, float]]
+    _moved: dict[str, np.ndarray]
+    _tip_offset: Callable[..., np.ndarray]
+
+    def _position(self, name: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def _extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _clear_way(self, side: str, point: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        style = a.get("style") or ("top" if "part" in a else self._default_style(a["object"]))
+        if style not in GRASP_STYLES:
+            raise ConfigError(f"grasp style {style!r} is not one of {sorted(GRASP_STYLES)}")
+        if style != "top":
+            return getattr(self, f"_{style}_grasp")(plan, side, a)
+        name = a["object"]
+        if "part" not in a and self._tall(name):
+            a = {**TALL_GRASP, **a}
+        # Defaults found by sweeping scripted grasps over spheres and ellipsoids (tests/grasping.py).
+        yaw = self._grasp_yaw(name, side, a)
+        rot = palm_rotation(a.get("pitch", 0.6), yaw)
+        centre = self._position(name)
+        lo, hi = self._extent(name)
+        if "part" in a:          # aim at one named geom of the object (a whisk's balloon, a handle)
+            shift = self._moved.get(name, np.zeros(3))
+            lo, hi = (v + shift for v in self.q.geom_extent(a["part"]))
+        aim = (lo + hi) / 2 if "part" in a else centre
+        top = hi[2]
+        # The palm stands ``reach`` back from the object along the fingers' heading.
+        heading = np.array([np.cos(yaw), np.sin(yaw), 0.0])
+        grip_at = np.r_[aim[:2] - a.get("reach", 0.07) * heading[:2], top + a.get("height", 0.12) - 0.05]
+        grip_at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
+        self._clear_way(side, grip_at)
+        small = min(hi[0] - lo[0], hi[1] - lo[1]) <= SMALL_NARROW_M
+        shape = a.get("grasp", "power")
+        shape = SMALL_GRASP.get(shape, shape) if small else shape
+        # Pre-shape the hand on the way down, as people do: fingers half curled clear the table.
+        preshape = a.get("preshape", SMALL_PRESHAPE if small else 0.0)
+        self._close_from_above(plan, grip_at, rot, shape, preshape, a.get("clearance", 0.16), a)
+        # Closing fingers draw a round object back toward the palm (``draw`` metres along the
+        # fingers' heading): where it sits in the hand decides where a later place puts it.
+        drawn = a.get("draw", 0.0) * heading
+        self._held[side] = (name, centre - drawn - grip_at, float(centre[2] - self._extent(name)[0][2]))
+
+    @staticmethod
+    def _close_from_above(plan: SidePlan, at: np.ndarray, rot: np.ndarray, shape: str, preshape: float,
+                          clearance: float, a: dict) -> None:
+        """Top and pinch grasps: over ``at`` (the wrist, (3,)) with the hand pre-shaped, straight
+        down, close, lift."""
+        plan.go(at + [0, 0, clearance], rot, grip=preshape, grasp=shape)
+        plan.go(at, duration=a.get("descend_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))     # the robot trails the hand by a few ticks
+        plan.go(grip=1.0, duration=a.get("close_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
+
+    def _default_style(self, name: str) -> str:
+        lo, hi = self.q.extent(name)
+        return default_grasp(hi - lo)
+
+    def _tall(self, name: str) -> bool:
+        lo, hi = self.q.extent(name)
+        return is_tall(hi - lo)
+
+    def _grasp_yaw(self, name: str, side: str, a: dict) -> float:
+        """``yaw`` (rad), or with ``align: along|across`` the fingers along / across the object's
+        long (local x) axis, plus ``yaw`` as a trim."""
+        yaw = a.get("yaw", 0.0)
+        align = a.get("align")
+        if align is None:
+            return yaw
+        if align not in ("along", "across"):
+            raise ConfigError(f"align: {align!r} is not one of 'along', 'across'")
+        if align == "along":      # of a line's two headings, the one away from the robot
+            axis = (self.q.yaw(name) + np.pi / 2) % np.pi - np.pi / 2
+        else:                     # across: the one toward the other hand (the wrist's easy turn)
+            axis = (self.q.yaw(name) + np.pi / 2) % np.pi   # in [0, pi): toward +y
+            axis = axis - np.pi if side == "left" else axis
+        return float(axis + yaw)
+
+    def _pinch_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        """Small or flat things (a cube, a slab, a utensil): thumb and index tips close on it from
+        above, the point where they meet at its centre; then lift."""
+        name = a["object"]
+        rot = palm_rotation(a.get("pitch", PINCH_PITCH), self._grasp_yaw(name, side, a))
+        centre = self._position(name)
+        lo, hi = self._extent(name)
+        target = np.r_[centre[:2], lo[2] + a.get("height", PINCH_HEIGHT) * (hi[2] - lo[2])]
+        tips = [self._tip_offset(side, "pinch", f, "tip", PINCH_AIM_GRIP) for f in ("thumb", "index")]
+        at = target - rot @ np.mean(tips, axis=0)
+        at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
+        self._clear_way(side, at)
+        self._close_from_above(plan, at, rot, "pinch", a.get("preshape", PINCH_PRESHAPE), a.get("clearance", 0.12), a)
+        self._held[side] = (name, centre - at, float(centre[2] - lo[2]))
+
+    def _side_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
+        """Tall things (cans, bottles, cartons): a handshake. The hand upright on the object's own
+        side of it (the right hand on its right), palm toward it, thumb up, fingers forward past
+        its front; it slides in sideways with the thumb swung out, wraps the fingers round the
+        front and the thumb round the back, then lifts."""
+        name = a["object"]
+        across = 1.0 if side == "right" else -1.0        # palm normal: +y for the right hand
+        pitch = a.get("pitch", SIDE_PITCH)
+        x_p, z_p = np.array([0.0, across, 0.0]), np.array([np.cos(pitch), 0.0, -np.sin(pitch)])
+        rot = np.column_stack([x_p, np.cross(z_p, x_p), z_p])
+        centre = self._position(name)
+        lo, hi = self._extent(name)
+        held_at = np.r_[centre[:2], lo[2] + a.get("height", SIDE_HEIGHT) * (hi[2] - lo[2])]
+        palm_gap = (hi[1] - lo[1]) / 2 + PALM_SURFACE + a.get("standoff", SIDE_STANDOFF)
+        grip_at = held_at - rot @ np.array([palm_gap, 0.0, a.get("reach", SIDE_REACH)])
+        pre = grip_at - across * np.array([0.0, a.get("slide", SIDE_SLIDE), 0.0])
+        self._clear_way(side, grip_at)
+        plan.go(pre + [0, 0, a.get("clearance", 0.15)], rot, grip=1.0, grasp="release")
+        plan.go(pre, duration=a.get("descend_s", 0.8))
+        plan.go(grip_at, duration=a.get("approach_s", 1.0))
+        plan.go(grip=0.0, duration=0.3)
+        plan.go(grip=1.0, grasp=a.get("grasp", SIDE_SHAPE), duration=a.get("close_s", 1.0))
+        plan.wait(a.get("settle_s", 0.3))
+        plan.go(grip_at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
+        self._held[side] = (name, centre - grip_at, float(centre[2] - lo[2]))

@@ -82,3 +82,19 @@ def test_buttons_still_count_presses():
     spec = parse_spec(copy.deepcopy(SPEC), "bells.yaml")
     task = build_task(spec)
     assert list(task.world.events) == ["bell.presses"] and task.scene.model.nuserdata == 2
+
+
+def test_a_fixture_resting_on_a_fixture_stands_on_its_top():
+    """A nail stands in the board's top face: driven home (joint at 0) its 6 mm head lies on the
+    board. A box's origin is its centre, so the support's own height over the table counts (the
+    nails stood in the board's mid-plane, 2 cm low: a hammer stopped by the board could not drive
+    them within 20 % of flush)."""
+    import mujoco
+    task = build_task("hammer_one_nail_each_hand")
+    m = task.scene.model
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    board_top = d.body("board").xpos[2] + 0.02          # box half height 0.02
+    head = m.geom("left_up_nail_head")
+    top = d.geom("left_up_nail_head").xpos[2] + m.geom_size[head.id][1]
+    assert top - board_top == pytest.approx(0.006, abs=1e-6)

@@ -55,7 +55,9 @@ def _spec_hook(spec: TaskSpec, shapes: dict[str, Shape]):
             if o.fixed and o.spawn.on != TABLE:      # a fixture standing on another fixture (nails in a board)
                 sup = spec.object(o.spawn.on)
                 x, y = sup.spawn.center[0] + x, sup.spawn.center[1] + y
-                base += shapes[sup.name].top
+                # on the support's top: its origin stands ``bottom`` over the table (a box's is its
+                # centre), its top ``top`` over that origin (the nails stood in the board's mid-plane)
+                base += shapes[sup.name].bottom + shapes[sup.name].top
             body.pos = [x, y, base + shape.bottom + (0.0 if o.fixed else 0.002)]
     return hook
 

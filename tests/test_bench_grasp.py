@@ -63,6 +63,10 @@ def test_the_planner_takes_tall_objects_from_above_low_unless_the_script_says_ot
         def yaw(self, name):
             return 0.0
 
+        def own_size(self, name):
+            lo, hi = self.extent(name)
+            return hi - lo
+
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
 
     def grip_height(args):
@@ -97,9 +101,8 @@ def test_the_default_grasp_style_follows_the_objects_shape():
              "apple": (0.07, 0.07, 0.07)}
 
     class Query:
-        def extent(self, name):
-            half = np.array(sizes[name]) / 2
-            return np.array([0.5, 0.0, 0.78 + half[2]]) - half, np.array([0.5, 0.0, 0.78 + half[2]]) + half
+        def own_size(self, name):
+            return np.array(sizes[name])
 
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
     planner = Planner(Query(), start, tip_offset=None)
@@ -107,3 +110,25 @@ def test_the_default_grasp_style_follows_the_objects_shape():
                                                              "apple": "top"}
     with pytest.raises(ConfigError, match=r"grasp style 'claw' is not one of \['pinch', 'side', 'top'\]"):
         planner._grasp(SidePlan(start["right"]), "right", {"object": "cube", "style": "claw"})
+
+
+def test_the_default_style_reads_an_objects_own_size_not_its_turned_world_bounds():
+    """A 16 x 2 cm spoon lying turned 0.6 rad spans 14 x 11 cm of table: by its world bounds it
+    would get a top grasp (it did, in half the episodes of place_coffee_mug_and_spoon_on_tray)."""
+    import mujoco
+    import numpy as np
+
+    from teleop.control.synthetic.grasp_steps import default_grasp
+    from teleop.control.synthetic.scene_query import SceneQuery
+
+    xml = """<mujoco><compiler angle="radian"/><worldbody><body name="spoon" pos="0.5 0 0.8" euler="0 0 0.6">
+      <geom type="box" size="0.08 0.01 0.006"/><geom type="sphere" pos="0.08 0 0" size="0.015"
+      contype="0" conaffinity="0"/></body></worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    q = SceneQuery(model, data)
+    lo, hi = q.extent("spoon")
+    assert default_grasp(hi - lo) == "top"                          # the world bounds mislead
+    assert np.allclose(q.own_size("spoon"), (0.16, 0.02, 0.012))     # the visual-only sphere is left out
+    assert default_grasp(q.own_size("spoon")) == "pinch"

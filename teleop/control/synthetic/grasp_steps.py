@@ -141,13 +141,12 @@ class GraspSteps:
         plan.wait(a.get("settle_s", 0.3))
         plan.go(at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
 
+    # Both by the object's own size, not its world bounds: a utensil lying turned is still thin.
     def _default_style(self, name: str) -> str:
-        lo, hi = self.q.extent(name)
-        return default_grasp(hi - lo)
+        return default_grasp(self.q.own_size(name))
 
     def _tall(self, name: str) -> bool:
-        lo, hi = self.q.extent(name)
-        return is_tall(hi - lo)
+        return is_tall(self.q.own_size(name))
 
     def _grasp_yaw(self, name: str, side: str, a: dict) -> float:
         """``yaw`` (rad), or with ``align: along|across`` the fingers along / across the object's

@@ -81,8 +81,8 @@ class SceneQuery:
 
     def own_size(self, name: str) -> np.ndarray:
         """Size (3,) of ``name``'s collision geoms along its own heading (x: its local x turned into
-        the table plane, z: up): a spoon lying at 30 degrees is still 2 cm wide, where its world
-        bounds are 9 cm."""
+        the table plane, z: up): a 16 x 2 cm spoon lying turned 30 degrees is still 2 cm wide, where
+        the narrow side of its world bounds is 10 cm."""
         root = self.body_id(name)
         c, s = np.cos(self.yaw(name)), np.sin(self.yaw(name))
         unturn = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])     # world -> heading frame

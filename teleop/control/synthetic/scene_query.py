@@ -41,10 +41,14 @@ class SceneQuery:
         return self._geom_box(self.geom_id(name))
 
     def _geom_box(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        pts = self._geom_corners(g)
+        return pts.min(axis=0), pts.max(axis=0)
+
+    def _geom_corners(self, g: int) -> np.ndarray:
+        """World positions (8, 3) of the corners of geom ``g``'s local bounding box."""
         m, d = self.model, self.data
         local = m.geom_aabb[g, :3] + _CORNERS * m.geom_aabb[g, 3:]
-        pts = d.geom_xpos[g] + local @ d.geom_xmat[g].reshape(3, 3).T
-        return pts.min(axis=0), pts.max(axis=0)
+        return d.geom_xpos[g] + local @ d.geom_xmat[g].reshape(3, 3).T
 
     def yaw(self, name: str) -> float:
         """Heading (rad) of the body's local x axis in the table plane."""
@@ -83,18 +87,14 @@ class SceneQuery:
         """Size (3,) of ``name``'s collision geoms along its own heading (x: its local x turned into
         the table plane, z: up): a 16 x 2 cm spoon lying turned 30 degrees is still 2 cm wide, where
         the narrow side of its world bounds is 10 cm."""
-        root = self.body_id(name)
-        c, s = np.cos(self.yaw(name)), np.sin(self.yaw(name))
-        unturn = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])     # world -> heading frame
-        m, d = self.model, self.data
-        pts = []
-        for g in self._collision_geoms(root):
-            local = m.geom_aabb[g, :3] + _CORNERS * m.geom_aabb[g, 3:]
-            pts.append((d.geom_xpos[g] + local @ d.geom_xmat[g].reshape(3, 3).T) @ unturn.T)
-        if not pts:
+        geoms = self._collision_geoms(self.body_id(name))
+        if not geoms:
             return np.zeros(3)
-        allp = np.concatenate(pts)
-        return allp.max(axis=0) - allp.min(axis=0)
+        yaw = self.yaw(name)
+        c, s = np.cos(yaw), np.sin(yaw)
+        unturn = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])     # world -> heading frame
+        pts = np.concatenate([self._geom_corners(g) for g in geoms]) @ unturn.T
+        return pts.max(axis=0) - pts.min(axis=0)
 
     def _collision_geoms(self, root: int) -> list[int]:
         """The geoms of body ``root`` and its children that collide."""

@@ -166,12 +166,17 @@ class GraspSteps:
 
     def _pinch_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         """Small or flat things (a cube, a slab, a utensil): thumb and index tips close on it from
-        above, the point where they meet at its centre; then lift."""
+        above, the point where they meet at its centre (``along``: that far along its own heading,
+        e.g. a pair of scissors by its handle, not the pivot); then lift."""
         name = a["object"]
         rot = palm_rotation(a.get("pitch", PINCH_PITCH), self._grasp_yaw(name, side, a))
         centre = self._position(name)
         lo, hi = self._extent(name)
         target = np.r_[centre[:2], lo[2] + a.get("height", PINCH_HEIGHT) * (hi[2] - lo[2])]
+        if "along" in a:     # m along the object's own heading (its local x in the table plane): a
+            # part of a long thing wherever it lies turned (a world ``offset`` lands off it at a yaw)
+            heading = self.q.yaw(name)
+            target[:2] += float(a["along"]) * np.array([np.cos(heading), np.sin(heading)])
         tips = [self._tip_offset(side, "pinch", f, "tip", PINCH_AIM_GRIP) for f in ("thumb", "index")]
         at = target - rot @ np.mean(tips, axis=0)
         at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)

@@ -143,3 +143,35 @@ def test_place_aim_held_aims_the_object_where_it_sits_in_the_hand():
 
     assert np.allclose(hand_over_box({})[:2] + [0.07, 0.0], [0.60, 0.0])                    # as planned
     assert np.allclose(hand_over_box({"aim_held": True})[:2] + [0.05, 0.03], [0.60, 0.0])   # as it sits
+
+
+def test_pinch_along_shifts_the_grasp_along_the_objects_own_heading_and_is_off_by_default():
+    """``along: d`` (a pair of scissors by its handle): the pinch point moves d metres along the
+    object's own heading, whatever its spawn yaw; without it the pinch is at the centre."""
+    import numpy as np
+
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+
+    heading = np.deg2rad(120.0)
+
+    class Query:                     # a 20 cm thing lying turned 120 degrees, centred at (0.5, 0.1)
+        def yaw(self, name):
+            return heading
+
+        def position(self, name):
+            return np.array([0.5, 0.1, 0.80])
+
+        def extent(self, name):
+            return np.array([0.4, 0.0, 0.79]), np.array([0.6, 0.2, 0.81])
+
+    start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+    grasps = {}
+    for along in (None, 0.06):
+        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        args = {"object": "scissors", "align": "across"} | ({} if along is None else {"along": along})
+        planner._pinch_grasp(planner.sides["right"], "right", args)
+        grasps[along] = next(k.pos for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0)
+    assert np.allclose(grasps[None][:2], [0.5, 0.1])                                  # the centre
+    assert np.allclose(grasps[0.06][:2] - grasps[None][:2], 0.06 * np.array([np.cos(heading), np.sin(heading)]))
+    assert np.isclose(grasps[0.06][2], grasps[None][2])

@@ -89,14 +89,22 @@ class LivePlanner(Planner):
         name = a["object"]
         self.expected[name] = self.q.position(name) + self._moved.pop(name)
 
-    def _place(self, plan, side: str, a: dict) -> None:
-        first = len(plan.keys)
+    def _aim_held(self, plan, side: str, a: dict) -> None:
         if a.get("aim_held", False) and side in self._held:
             # ``aim_held: true``: aim the object where it sits in the hand now (its live offset from
             # the hand's last commanded pose), not where the grasp expected it (a small round thing
             # ends up a few cm off in the closing fingers, enough to miss a small container).
             name, _, half_height = self._held[side]
             self._held[side] = (name, self.q.position(name) - plan.last.pos, half_height)
+
+    def _move(self, plan, side: str, a: dict) -> None:
+        if "over" in a:          # a ring swinging in the fingers: re-aimed at each such move
+            self._aim_held(plan, side, a)
+        super()._move(plan, side, a)
+
+    def _place(self, plan, side: str, a: dict) -> None:
+        first = len(plan.keys)
+        self._aim_held(plan, side, a)
         super()._place(plan, side, a)
         self._moved.clear()                  # the live pose says where it came to rest
         # Carrying ends where the set-down begins (keys: up, over, above, down): touching the target

@@ -181,12 +181,22 @@ class Planner(GraspSteps):
             plan.go(plan.last.pos + np.asarray(a.get("retreat", (-0.05, 0.0, 0.05)), float), duration=0.6)
 
     def _move(self, plan: SidePlan, side: str, a: dict) -> None:
-        base = self._position(a["object"]) if "object" in a else plan.last.pos
-        pos = base + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
+        if "over" in a:        # the held object's centre ``height`` over the target's top centre
+            pos = self._over(side, a["over"], a.get("height", 0.05))
+        else:
+            pos = self._position(a["object"]) if "object" in a else plan.last.pos
+        pos = pos + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
         rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
         if rot is not None and "roll" in a:     # then turned about the fingers (stand a held bottle up)
             rot = rot @ axis_rotation((0, 0, 1), a["roll"])
         plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
+
+    def _over(self, side: str, target: str, height: float) -> np.ndarray:
+        """Where the palm goes so the held object's centre is ``height`` over ``target``'s top
+        centre (the object keeps its offset from the palm): lining a ring up over a rod's tip."""
+        lo, hi = self._extent(target)
+        _, grip_offset, _ = self._held.get(side, (None, np.zeros(3), 0.0))
+        return np.r_[(lo[:2] + hi[:2]) / 2, hi[2] + height] - grip_offset
 
     def _expect(self, plan: SidePlan, side: str, a: dict) -> None:
         """The scene will put ``object`` over ``over`` (e.g. a cover revealed by an event): plan the
@@ -205,11 +215,14 @@ class Planner(GraspSteps):
     def _let_go(plan: SidePlan, a: dict) -> None:
         """Open the hand, then swing the thumb out of the palm so nothing stays wedged in it.
         ``lift_off`` (m): first lift the open hand off the object, so the thumb swinging out does
-        not push it (a round object set down on a flat top rolls)."""
+        not push it (a round object set down on a flat top rolls). ``spread: false`` leaves the
+        thumb where the open grasp has it: a thumb in a ring's hole, swung out, jams the ring on
+        the rod it was just threaded onto and lifts it off again with the hand."""
         plan.go(grip=0.0, duration=a.get("open_s", 0.5))
         if a.get("lift_off", 0.0) > 0:
             plan.go(plan.last.pos + [0.0, 0.0, a["lift_off"]], duration=0.4)
-        plan.go(grip=1.0, grasp="release", duration=a.get("spread_s", 0.4))
+        if a.get("spread", True):
+            plan.go(grip=1.0, grasp="release", duration=a.get("spread_s", 0.4))
 
     def _wait(self, plan: SidePlan, side: str, a: dict) -> None:
         """``seconds: s``, or ``until_segment: k``: until instruction segment k shows (+ ``react``)."""

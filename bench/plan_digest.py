@@ -8,7 +8,7 @@
 For each scripted task and episode: the task's deterministic reset, then the open-loop plan of its
 script from that scene (the plan the closed-loop operator starts from; its steps are planned by the
 same handlers), hashed over every key's time, palm pose, grip and grasp name. Prints JSON
-``{task: {episode: sha256[:16]}}``; ``--compare`` prints the tasks whose digests differ.
+``{task: {episode: sha256[:16]}}``; ``--compare`` prints the tasks whose digests differ, and those only one side has.
 """
 from __future__ import annotations
 
@@ -56,8 +56,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.compare:
         before, after = (json.load(open(p)) for p in args.compare)
-        changed = sorted(t for t in set(before) | set(after) if before.get(t) != after.get(t))
-        print(json.dumps({"compared": len(set(before) & set(after)), "changed": changed}, indent=1))
+        both = set(before) & set(after)
+        print(json.dumps({"compared": len(both), "changed": sorted(t for t in both if before[t] != after[t]),
+                          "added": sorted(set(after) - both), "removed": sorted(set(before) - both)}, indent=1))
         sys.exit(0)
     from teleop.control.synthetic.script import scripted_tasks
 

@@ -175,3 +175,50 @@ def test_pinch_along_shifts_the_grasp_along_the_objects_own_heading_and_is_off_b
     assert np.allclose(grasps[None][:2], [0.5, 0.1])                                  # the centre
     assert np.allclose(grasps[0.06][:2] - grasps[None][:2], 0.06 * np.array([np.cos(heading), np.sin(heading)]))
     assert np.isclose(grasps[0.06][2], grasps[None][2])
+
+
+def test_move_over_puts_the_held_objects_centre_over_the_target_and_aims_it_live():
+    """``move: {over: rod, height: h}``: the palm goes where the held ring's centre is h over the
+    rod's top centre; with ``aim_held`` the closed loop uses where the ring hangs in the hand now."""
+    import numpy as np
+
+    from teleop.control.synthetic.closed_loop import LivePlanner
+    from teleop.control.synthetic.motion import Key
+
+    class Query:                     # the ring hangs 4 cm ahead of and 2 cm below the hand
+        pos = {"ring": np.array([0.44, 0.0, 0.98]), "rod": np.array([0.60, 0.10, 0.85])}
+
+        def position(self, name):
+            return self.pos[name].copy()
+
+        def extent(self, name):
+            return self.pos[name] - 0.01, self.pos[name] + [0.01, 0.01, 0.05]
+
+    def palm_over(args: dict) -> np.ndarray:
+        start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "pinch") for s in ("left", "right")}
+        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner._held["right"] = ("ring", np.array([0.07, 0.0, 0.0]), 0.01)   # the grasp's expectation
+        planner._move(planner.sides["right"], "right", {"over": "rod", "height": 0.07, **args})
+        return planner.sides["right"].last.pos
+
+    top = np.array([0.60, 0.10, 0.90])
+    assert np.allclose(palm_over({}) + [0.07, 0.0, 0.0], top + [0, 0, 0.07])                  # as grasped
+    assert np.allclose(palm_over({"aim_held": True}) + [0.04, 0.0, -0.02], top + [0, 0, 0.07])  # as it hangs
+    assert np.allclose(palm_over({"offset": [-0.008, 0.0, 0.0]}) + [0.07, 0.0, 0.0], top + [-0.008, 0, 0.07])
+
+
+def test_let_go_spread_false_leaves_the_thumb_where_the_open_hand_has_it():
+    """The default let-go opens the hand, then swings the thumb out (the ``release`` shape);
+    ``spread: false`` stops after opening (a thumb in a threaded ring's hole would lift it off)."""
+    import numpy as np
+
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner, SidePlan
+
+    def let_go(args: dict) -> list[tuple[float, str]]:
+        plan = SidePlan(Key(0.0, np.zeros(3), np.eye(3), 1.0, "pinch"))
+        Planner._let_go(plan, args)
+        return [(k.grip, k.grasp) for k in plan.keys[1:]]
+
+    assert let_go({}) == [(0.0, "pinch"), (1.0, "release")]
+    assert let_go({"spread": False}) == [(0.0, "pinch")]

@@ -7,8 +7,8 @@ from teleop.cli.main import main
 from teleop.control.grasp_objects import HAND_APERTURE_M, HAND_MAX_MASS_KG, holdable_objects, library
 from teleop.core.errors import ConfigError
 
-OBJECT_KEYS = {"object", "kind", "task", "grasp", "size_mm", "mass_kg", "trials", "lifted", "held_after_shake", "held",
-               "slip_mm", "slip_mm_max", "shake_peak_g"}
+OBJECT_KEYS = {"object", "kind", "task", "grasp", "grasp_from", "size_mm", "mass_kg", "trials", "lifted",
+               "held_after_shake", "held", "slip_mm", "slip_mm_max", "shake_peak_g"}
 
 
 def test_grasp_bench_on_one_object(capsys):
@@ -20,7 +20,21 @@ def test_grasp_bench_on_one_object(capsys):
     assert (row["slip_mm"] is None) == (row["held"] == 0) and (row["slip_mm"] is None or row["slip_mm"] >= 0)
     assert row["shake_peak_g"] > 0.1                     # the palm really shook
     assert out["hold_rate"] == row["held"] and out["hold_rate_by_kind"] == {"sphere": row["held"]}
-    assert out["trials"] == 1 and out["failed"] == []
+    assert out["trials"] == 1 and out["failed"] == [] and out["grasps"] == "default"
+
+
+def test_the_operator_grasps_are_the_proven_scripts(capsys):
+    """pick_up_pear's script takes the pear steeply (pitch 0.9, 7 cm): the bench row says so."""
+    assert main(["bench", "grasp", "--objects", "pear", "--trials", "1", "--grasps", "operator", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (row,) = out["objects"]
+    assert out["grasps"] == "operator" and row["grasp_from"] == "pick_up_pear" and row["grasp"] == "top"
+
+
+def test_an_unknown_grasp_source_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "grasp", "--objects", "peach", "--grasps", "best", "--json"])
+    assert "invalid choice: 'best' (choose from 'default', 'operator')" in capsys.readouterr().err
 
 
 def test_holdable_objects_fit_the_hand_and_others_are_refused():

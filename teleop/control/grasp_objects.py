@@ -3,17 +3,18 @@
 The library's objects are the free objects the shipped task specs declare (a kind plus its
 parameters: a peach is a 3.5 cm sphere of 150 g); identical declarations count once. An object is
 holdable when it is free, not articulated, narrow enough across for the hand's grasp and light
-enough for it; each is measured by compiling it alone (its axis-aligned extent and mass).
+enough for it; each is measured by compiling it alone (its axis-aligned extent and mass). On
+request each carries the grasp the operator's proven scripts take it with, if any (:mod:`operator_grasps`).
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import mujoco
 import numpy as np
 
+from teleop.control.operator_grasps import OperatorGrasp, bench_args, object_key, operator_grasps
 from teleop.control.synthetic.grasp_steps import default_grasp, is_tall
 from teleop.core.errors import ConfigError, choices
 from teleop.tasks.loader import all_specs
@@ -33,6 +34,8 @@ class GraspObject:
     params: dict
     extent: tuple[float, float, float]      # (x, y, z) size at yaw 0, metres
     mass: float              # kg
+    grasp_from: str | None = None     # the proven task whose script's grasp the bench uses; None: the default
+    grasp_args: dict = field(default_factory=dict)   # that grasp step's shape arguments
 
     @property
     def narrow(self) -> float:
@@ -45,9 +48,10 @@ class GraspObject:
 
     @property
     def grasp(self) -> str:
-        """The planner's grasp for it: "top", "top, tall" or "pinch"."""
-        style = default_grasp(self.extent)
-        return "top, tall" if style == "top" and self.tall else style      # only a top grasp goes low
+        """The grasp style the bench uses: "top", "top, tall" (from above, low), "pinch" or "side"."""
+        style = self.grasp_args.get("style") or ("top" if "part" in self.grasp_args else default_grasp(self.extent))
+        low = style == "top" and self.tall and "part" not in self.grasp_args
+        return "top, tall" if low else style      # only a whole-object top grasp goes low
 
     @property
     def yaw(self) -> float:
@@ -72,27 +76,31 @@ def measure(obj: ObjectSpec) -> tuple[tuple[float, float, float], float]:
     return (float(ext[0]), float(ext[1]), float(ext[2])), float(model.body_subtreemass[1])
 
 
-def library() -> list[GraspObject]:
-    """Every distinct free, non-articulated object of the shipped specs, measured (spec order)."""
+def library(operator: bool = False) -> list[GraspObject]:
+    """Every distinct free, non-articulated object of the shipped specs, measured (spec order),
+    each with the grasp of it in a proven script (``operator``; else the planner's default for all)."""
+    specs = all_specs()
+    grasps: dict[tuple[str, str], OperatorGrasp] = operator_grasps(specs) if operator else {}
     seen: dict[tuple[str, str], GraspObject] = {}
-    for spec in all_specs():
+    for spec in specs:
         for o in spec.objects:
             if o.fixed or KINDS[o.kind].articulated:
                 continue
-            key = (o.kind, json.dumps(o.params, sort_keys=True))
+            key = object_key(o)
             if key not in seen:
                 extent, mass = measure(o)
                 seen[key] = GraspObject(o.name, spec.id, o.kind, dict(o.params), extent, mass)
-    return list(seen.values())
+    return [replace(obj, grasp_from=g.task, grasp_args=bench_args(g, obj.name)) if (g := grasps.get(k)) else obj
+            for k, obj in seen.items()]
 
 
 def holdable(obj: GraspObject) -> bool:
     return obj.narrow <= HAND_APERTURE_M and obj.mass <= HAND_MAX_MASS_KG
 
 
-def holdable_objects(names: list[str] | None = None) -> list[GraspObject]:
-    """The holdable objects (``names``: only these, each must be one)."""
-    objects = [o for o in library() if holdable(o)]
+def holdable_objects(names: list[str] | None = None, operator: bool = False) -> list[GraspObject]:
+    """The holdable objects (``names``: only these, each must be one; ``operator``: see :func:`library`)."""
+    objects = [o for o in library(operator) if holdable(o)]
     if not names:
         return objects
     by_name = {o.name: o for o in objects}

@@ -177,6 +177,39 @@ def test_pinch_along_shifts_the_grasp_along_the_objects_own_heading_and_is_off_b
     assert np.isclose(grasps[0.06][2], grasps[None][2])
 
 
+def test_pinch_part_aims_at_one_named_geom_and_is_off_by_default():
+    """``part: geom`` (a pan's handle): the pinch point goes to that geom's centre, at its share of
+    the geom's height; without it the pinch is at the object's centre."""
+    import numpy as np
+
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+
+    class Query:                     # a pan centred at (0.5, 0.2), its handle's box toward -y
+        def yaw(self, name):
+            return 0.0
+
+        def position(self, name):
+            return np.array([0.5, 0.2, 0.78])
+
+        def extent(self, name):
+            return np.array([0.42, 0.02, 0.78]), np.array([0.58, 0.28, 0.81])
+
+        def geom_extent(self, name):
+            assert name == "pan_handle"
+            return np.array([0.49, 0.03, 0.79]), np.array([0.51, 0.12, 0.81])
+
+    start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+    grasps = {}
+    for part in (None, "pan_handle"):
+        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        args = {"object": "pan", "style": "pinch"} | ({} if part is None else {"part": part})
+        planner._pinch_grasp(planner.sides["right"], "right", args)
+        grasps[part] = next(k.pos for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0)
+    assert np.allclose(grasps[None], [0.5, 0.2, 0.795])                # the pan's centre, half its height
+    assert np.allclose(grasps["pan_handle"], [0.5, 0.075, 0.80])      # the handle's centre, half its height
+
+
 def test_move_over_puts_the_held_objects_centre_over_the_target_and_aims_it_live():
     """``move: {over: rod, height: h}``: the palm goes where the held ring's centre is h over the
     rod's top centre; with ``aim_held`` the closed loop uses where the ring hangs in the hand now."""

@@ -69,7 +69,7 @@ def _container(body, name, p):
     interior = walls(body, name, p, inner, p["depth"], p["rgba"], p["mass"])
     if p["handle"] > 0:        # a side handle along -y (pans, pots)
         geom(body, BOX, (0.012, p["handle"] / 2, 0.008), pos=(0, -(inner[1] + p["wall"] + p["handle"] / 2), 0.02),
-             rgba=(0.2, 0.2, 0.2, 1), mass=p["mass"] * 0.1)
+             rgba=(0.2, 0.2, 0.2, 1), mass=p["mass"] * 0.1, name=f"{name}_handle")   # named: a grasp aims at it
     r = (inner[0] if p["round"] else math.hypot(*inner)) + p["wall"] + p["handle"]
     return Shape(0.0, r, p["wall"], (inner[0], inner[1]), interior)
 

@@ -167,12 +167,18 @@ class GraspSteps:
     def _pinch_grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         """Small or flat things (a cube, a slab, a utensil): thumb and index tips close on it from
         above, the point where they meet at its centre (``along``: that far along its own heading,
-        e.g. a pair of scissors by its handle, not the pivot); then lift."""
+        e.g. a pair of scissors by its handle, not the pivot; ``part``: at the centre and height of
+        one named geom of it, e.g. a pan's handle, which a world ``offset`` misses as the pan turns); then lift."""
         name = a["object"]
         rot = palm_rotation(a.get("pitch", PINCH_PITCH), self._grasp_yaw(name, side, a))
         centre = self._position(name)
         lo, hi = self._extent(name)
-        target = np.r_[centre[:2], lo[2] + a.get("height", PINCH_HEIGHT) * (hi[2] - lo[2])]
+        aim, p_lo, p_hi = centre, lo, hi
+        if "part" in a:
+            shift = self._moved.get(name, np.zeros(3))
+            p_lo, p_hi = (v + shift for v in self.q.geom_extent(a["part"]))
+            aim = (p_lo + p_hi) / 2
+        target = np.r_[aim[:2], p_lo[2] + a.get("height", PINCH_HEIGHT) * (p_hi[2] - p_lo[2])]
         if "along" in a:     # m along the object's own heading (its local x in the table plane): a
             # part of a long thing wherever it lies turned (a world ``offset`` lands off it at a yaw)
             heading = self.q.yaw(name)

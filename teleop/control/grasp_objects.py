@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import mujoco
 import numpy as np
 
-from teleop.control.operator_grasps import OperatorGrasp, bench_args, object_key, operator_grasps
+from teleop.control.operator_grasps import Key, OperatorGrasp, bench_args, object_key, operator_grasps
 from teleop.control.synthetic.grasp_steps import default_grasp, is_tall
 from teleop.core.errors import ConfigError, choices
 from teleop.tasks.loader import all_specs
@@ -80,8 +80,8 @@ def library(operator: bool = False) -> list[GraspObject]:
     """Every distinct free, non-articulated object of the shipped specs, measured (spec order),
     each with the grasp of it in a proven script (``operator``; else the planner's default for all)."""
     specs = all_specs()
-    grasps: dict[tuple[str, str], OperatorGrasp] = operator_grasps(specs) if operator else {}
-    seen: dict[tuple[str, str], GraspObject] = {}
+    grasps: dict[Key, OperatorGrasp] = operator_grasps(specs) if operator else {}
+    seen: dict[Key, GraspObject] = {}
     for spec in specs:
         for o in spec.objects:
             if o.fixed or KINDS[o.kind].articulated:

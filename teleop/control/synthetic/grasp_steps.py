@@ -107,11 +107,7 @@ class GraspSteps:
         yaw = self._grasp_yaw(name, side, a)
         rot = palm_rotation(a.get("pitch", 0.6), yaw)
         centre = self._position(name)
-        lo, hi = self._extent(name)
-        if "part" in a:          # aim at one named geom of the object (a whisk's balloon, a handle)
-            shift = self._moved.get(name, np.zeros(3))
-            lo, hi = (v + shift for v in self.q.geom_extent(a["part"]))
-        aim = (lo + hi) / 2 if "part" in a else centre
+        aim, lo, hi = self._aim_box(name, a)
         top = hi[2]
         # The palm stands ``reach`` back from the object along the fingers' heading.
         heading = np.array([np.cos(yaw), np.sin(yaw), 0.0])
@@ -128,6 +124,16 @@ class GraspSteps:
         # fingers' heading): where it sits in the hand decides where a later place puts it.
         drawn = a.get("draw", 0.0) * heading
         self._held[side] = (name, centre - drawn - grip_at, float(centre[2] - self._extent(name)[0][2]))
+
+    def _aim_box(self, name: str, a: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(aim (3,), lo (3,), hi (3,)): the object's centre and bounds, or with ``part`` that one
+        named geom's centre and bounds (a whisk's balloon, a pan's handle), moved with the object."""
+        if "part" not in a:
+            lo, hi = self._extent(name)
+            return self._position(name), lo, hi
+        shift = self._moved.get(name, np.zeros(3))
+        lo, hi = (v + shift for v in self.q.geom_extent(a["part"]))
+        return (lo + hi) / 2, lo, hi
 
     @staticmethod
     def _close_from_above(plan: SidePlan, at: np.ndarray, rot: np.ndarray, shape: str, preshape: float,
@@ -172,12 +178,8 @@ class GraspSteps:
         name = a["object"]
         rot = palm_rotation(a.get("pitch", PINCH_PITCH), self._grasp_yaw(name, side, a))
         centre = self._position(name)
-        lo, hi = self._extent(name)
-        aim, p_lo, p_hi = centre, lo, hi
-        if "part" in a:
-            shift = self._moved.get(name, np.zeros(3))
-            p_lo, p_hi = (v + shift for v in self.q.geom_extent(a["part"]))
-            aim = (p_lo + p_hi) / 2
+        lo = self._extent(name)[0]
+        aim, p_lo, p_hi = self._aim_box(name, a)
         target = np.r_[aim[:2], p_lo[2] + a.get("height", PINCH_HEIGHT) * (p_hi[2] - p_lo[2])]
         if "along" in a:     # m along the object's own heading (its local x in the table plane): a
             # part of a long thing wherever it lies turned (a world ``offset`` lands off it at a yaw)

@@ -126,3 +126,34 @@ def test_goal_state_holds_under_one_second_of_physics(task_id):
     for _ in range(25):
         rt.step(q)
     assert rt.last.progress == 100.0 and rt.last.strict_success == 1, rt.last.holds
+
+
+def _driven(rt, subtask=0):
+    return next(p for p in rt.scorer.preds[subtask] if p.type == "driven_with")
+
+
+def test_a_nail_counts_only_when_its_hammer_drives_it():
+    rt, g = tp.start("hammer_one_nail_each_hand")
+    last = drive_to_goal(rt, upto=1)                        # the hammer on the nail as it goes home
+    assert last.latched[0] and _driven(rt).done
+
+
+def test_a_nail_pressed_home_by_hand_does_not_count_even_with_the_hammer_laid_on_it_after():
+    rt, g = tp.start("hammer_one_nail_each_hand")
+    g.touch("left_hammer", "left")                          # the hammer was picked up once ...
+    g.set_joint("left_up_nail", 0.0)                        # ... but the nail went home without it
+    assert not g.commit().latched[0]
+    _driven(rt)._lower_onto(g)                              # the head laid on the nail afterwards
+    assert not g.commit().latched[0] and not _driven(rt).done
+
+
+def test_a_hammer_touch_long_before_the_nail_goes_home_does_not_count():
+    from teleop.tasks.predicates_lh import DRIVEN_WINDOW_S
+    rt, g = tp.start("hammer_one_nail_each_hand")
+    g.touch("left_hammer", "left")
+    _driven(rt)._lower_onto(g)
+    g.commit()                                              # the head touched the standing nail
+    g.lift("left_hammer", 0.2)
+    rt.sim.data.time += 2 * DRIVEN_WINDOW_S                 # a second later, with the hammer away
+    g.set_joint("left_up_nail", 0.0)
+    assert not g.commit().latched[0]

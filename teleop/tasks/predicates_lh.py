@@ -1,5 +1,6 @@
-"""Predicate catalog, part 3: watering a plant from a can's spout, and one scene event firing only
-after another reached a count (instruction-following, long-horizon and memory tasks)."""
+"""Predicate catalog, part 3: watering a plant from a can's spout, one scene event firing only
+after another reached a count, and a fixture driven home by a tool (instruction-following,
+long-horizon and memory tasks)."""
 from __future__ import annotations
 
 import mujoco
@@ -7,6 +8,13 @@ import numpy as np
 
 from teleop.tasks.args import Arg
 from teleop.tasks.predicate_base import Predicate, register
+from teleop.tasks.world import Frame
+
+# A hammer's push lasts a few control ticks and the nail slides on a tick or two after the head
+# lifts, so the tool's last touch may lead the moment the joint reaches closed by this much.
+DRIVEN_WINDOW_S = 0.5
+# Lowering a tool onto a fixture for a goal state: the step and the most steps before giving up.
+GOAL_LOWER_STEP_M, GOAL_LOWER_STEPS = 0.002, 60
 
 
 def _site(w, data, name: str) -> np.ndarray:
@@ -74,3 +82,54 @@ class FiredAfter(Predicate):
     def violate(self, goal):
         """Fire ``event`` now, before anything else (only meaningful while it has not fired yet)."""
         self.w.events[self.a["event"]].realize(goal, 1)
+
+
+@register
+class DrivenWith(Predicate):
+    """History: the fixture's main joint came within ``fraction`` of closed while the ``tool`` touched
+    it (or within DRIVEN_WINDOW_S before): a nail driven by the hammer, not pressed in by a bare hand
+    after the hammer was put down. Judged at the tick the joint closes; a joint that is already
+    closed stays unjudged until it opens and closes again."""
+    type = "driven_with"
+    args = {"fixture": Arg("articulated"), "tool": Arg("object"), "fraction": Arg("float", 0.1)}
+
+    def reset(self, data):
+        self.done, self.last_touch = False, -np.inf
+        self.was_closed = self._closed(data)
+
+    def _closed(self, data) -> bool:
+        return self.w.joint_fraction(data, self.a["fixture"]) <= self.a["fraction"]
+
+    def __call__(self, f):
+        if not self.done:
+            if f.touching(self.w.idx(self.a["tool"]), self.w.idx(self.a["fixture"])):
+                self.last_touch = f.data.time
+            closed = self._closed(f.data)
+            if closed and not self.was_closed:
+                self.done = f.data.time - self.last_touch <= DRIVEN_WINDOW_S
+            self.was_closed = closed
+        return self.done
+
+    def realize(self, goal):
+        """One tick with the tool resting on the open fixture, then the joint closed with the tool
+        lowered onto it again (the scorer's next tick sees the closing under the tool)."""
+        self._lower_onto(goal)
+        goal.commit()
+        goal.set_joint(self.a["fixture"], max(0.0, self.a["fraction"] - 0.05))
+        self._lower_onto(goal)
+
+    def violate(self, goal):
+        """Close the joint with the tool nowhere near (a bare push)."""
+        goal.set_joint(self.a["fixture"], max(0.0, self.a["fraction"] - 0.05))
+        goal.commit()
+
+    def _lower_onto(self, goal) -> None:
+        tool, fixture = self.a["tool"], self.a["fixture"]
+        goal.put_on(tool, fixture)
+        t, i = self.w.idx(tool), self.w.idx(fixture)
+        for _ in range(GOAL_LOWER_STEPS):
+            mujoco.mj_forward(goal.model, goal.data)
+            if Frame(self.w, goal.data, 0).touching(t, i):
+                return
+            goal.lift(tool, -GOAL_LOWER_STEP_M)
+        raise AssertionError(f"{tool} never touched {fixture} when lowered onto it")

@@ -240,6 +240,37 @@ def test_move_over_puts_the_held_objects_centre_over_the_target_and_aims_it_live
     assert np.allclose(palm_over({"offset": [-0.008, 0.0, 0.0]}) + [0.07, 0.0, 0.0], top + [-0.008, 0, 0.07])
 
 
+def test_move_over_with_a_part_puts_that_geom_over_the_target():
+    """``move: {over: nail, part: hammer_head}``: the palm goes where the held hammer's head (a named
+    geom 10 cm out along the handle), not the hammer's centre, is ``height`` over the nail's top."""
+    import numpy as np
+
+    from teleop.control.synthetic.closed_loop import LivePlanner
+    from teleop.control.synthetic.motion import Key
+
+    class Query:                     # the hammer's centre 5 cm ahead of the hand, its head 10 cm further
+        pos = {"hammer": np.array([0.45, 0.0, 1.0]), "nail": np.array([0.60, 0.10, 0.85])}
+
+        def position(self, name):
+            return self.pos[name].copy()
+
+        def geom(self, name):
+            assert name == "hammer_head"
+            return self.pos["hammer"] + [0.10, 0.0, 0.006]
+
+        def extent(self, name):
+            return self.pos[name] - 0.01, self.pos[name] + [0.01, 0.01, 0.05]
+
+    start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "pinch") for s in ("left", "right")}
+    for aim_held in (False, True):   # planned offset == live offset here
+        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner._held["right"] = ("hammer", np.array([0.05, 0.0, 0.0]), 0.01)
+        planner._move(planner.sides["right"], "right",
+                      {"over": "nail", "part": "hammer_head", "height": -0.03, "aim_held": aim_held})
+        head = planner.sides["right"].last.pos + [0.05, 0.0, 0.0] + [0.10, 0.0, 0.006]
+        assert np.allclose(head, [0.60, 0.10, 0.90 - 0.03])
+
+
 def test_let_go_spread_false_leaves_the_thumb_where_the_open_hand_has_it():
     """The default let-go opens the hand, then swings the thumb out (the ``release`` shape);
     ``spread: false`` stops after opening (a thumb in a threaded ring's hole would lift it off)."""

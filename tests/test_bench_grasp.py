@@ -47,11 +47,12 @@ def test_holdable_objects_fit_the_hand_and_others_are_refused():
         holdable_objects([wide.name])
 
 
-@pytest.mark.parametrize("grasp_args", [None, {"style": "side"}], ids=["from-above", "side"])
+@pytest.mark.parametrize("grasp_args", [None, {"style": "top"}, {"style": "side"}], ids=["default", "from-above", "side"])
 def test_an_upright_bottle_is_held_through_the_lift_and_the_shake(grasp_args):
-    """A 12 cm honey bottle, upright: the planner's low top grasp (the default for tall objects) and
-    its side grasp (the hand upright beside it) both hold it through the lift, the 1 g shake and the
-    carry. Before the tall grasp, every upright can and bottle of the library was dropped (0 of 38)."""
+    """A 12 cm honey bottle, upright: the planner's default for tall objects (a steep pinch at half
+    its height), its low top grasp and its side grasp (the hand upright beside it) all hold it through
+    the lift, the 1 g shake and the carry. Before the tall grasp, every upright can and bottle of the
+    library was dropped (0 of 38)."""
     from teleop.control.grasp_trial import run_trials
 
     (bottle,) = [o for o in holdable_objects(["honey_bottle"]) if o.tall]
@@ -60,7 +61,7 @@ def test_an_upright_bottle_is_held_through_the_lift_and_the_shake(grasp_args):
     assert trial.slip_mm is not None and trial.slip_mm < 30.0
 
 
-def test_the_planner_takes_tall_objects_from_above_low_unless_the_script_says_otherwise():
+def test_a_top_grasp_takes_tall_objects_from_above_low_unless_the_script_says_otherwise():
     import numpy as np
 
     from teleop.control.synthetic.motion import Key
@@ -89,8 +90,8 @@ def test_the_planner_takes_tall_objects_from_above_low_unless_the_script_says_ot
         planner._grasp(plan, "right", {"object": "bottle", **args})
         return plan.keys[2].pos[2], plan.keys[1].grip          # the closing pose, the descent's pre-curl
 
-    assert np.allclose(grip_height({}), (0.90 + TALL_GRASP["height"] - 0.05, 0.0))
-    assert np.allclose(grip_height({"height": 0.12, "preshape": 0.3}), (0.90 + 0.07, 0.3))
+    assert np.allclose(grip_height({"style": "top"}), (0.90 + TALL_GRASP["height"] - 0.05, 0.0))
+    assert np.allclose(grip_height({"style": "top", "height": 0.12, "preshape": 0.3}), (0.90 + 0.07, 0.3))
 
 
 @pytest.mark.parametrize("name", ["cube_a", "spoon_1"])
@@ -112,7 +113,7 @@ def test_the_default_grasp_style_follows_the_objects_shape():
     from teleop.control.synthetic.planner import Planner, SidePlan
 
     sizes = {"cube": (0.04, 0.04, 0.04), "spoon": (0.16, 0.034, 0.012), "steak": (0.10, 0.07, 0.024),
-             "apple": (0.07, 0.07, 0.07)}
+             "apple": (0.07, 0.07, 0.07), "mango": (0.09, 0.066, 0.06), "book": (0.14, 0.10, 0.032)}
 
     class Query:
         def own_size(self, name):
@@ -120,10 +121,69 @@ def test_the_default_grasp_style_follows_the_objects_shape():
 
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
     planner = Planner(Query(), start, tip_offset=None)
-    assert {n: planner._default_style(n) for n in sizes} == {"cube": "pinch", "spoon": "pinch", "steak": "top",
-                                                             "apple": "top"}
+    assert {n: planner._default_style(n) for n in sizes} == {"cube": "pinch", "spoon": "pinch", "steak": "pinch",
+                                                             "apple": "top", "mango": "pinch", "book": "top"}
     with pytest.raises(ConfigError, match=r"grasp style 'claw' is not one of \['pinch', 'side', 'top'\]"):
         planner._grasp(SidePlan(start["right"]), "right", {"object": "cube", "style": "claw"})
+
+
+def test_low_wide_and_squat_things_get_their_own_default_grasps():
+    """The default grasp by size (2026-12-02): a small low thing is pinched at PINCH_PITCH; a low thing
+    wider or higher than that (a mango, a jar, a food box) is pinched steeply, the widest steepest, a flat
+    wide slab (a steak) with the hand open all the way down; a thick small one (a cheese) steeply too; and so
+    is an upright tall thing (a can, a bottle; ``style: top`` still takes it low from above); a
+    thing at the small pinch's width limit and no higher keeps the small pinch (its measured width
+    falls either side of the limit by rounding); a squat upright can counts as tall, a long low
+    watering can does not; a script's own style and pitch win."""
+    import numpy as np
+
+    from teleop.control.synthetic.grasp_steps import (FLAT_PINCH_PRESHAPE, PINCH_PITCH, STEEP_PINCH_PITCH,
+                                                      TALL_PINCH_PITCH, WIDE_PINCH_PITCH, default_grasp_args,
+                                                      is_tall)
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner, SidePlan
+
+    assert default_grasp_args((0.04, 0.04, 0.04)) == {"style": "pinch"}                       # a cube
+    assert default_grasp_args((0.09, 0.066, 0.06)) == {"style": "pinch", "pitch": STEEP_PINCH_PITCH}   # a mango
+    assert default_grasp_args((0.11, 0.08, 0.05)) == {"style": "pinch", "pitch": WIDE_PINCH_PITCH}     # a food box
+    assert default_grasp_args((0.10, 0.07, 0.024)) == {"style": "pinch", "pitch": STEEP_PINCH_PITCH,    # a steak
+                                                       "preshape": FLAT_PINCH_PRESHAPE}
+    assert default_grasp_args((0.07, 0.05, 0.04)) == {"style": "pinch", "pitch": WIDE_PINCH_PITCH}      # a cheese
+    assert default_grasp_args((0.16, 0.034, 0.012)) == {"style": "pinch"}                               # a spoon
+    assert default_grasp_args((0.08, 0.06 + 1e-16, 0.04)) == {"style": "top"}                # a cheese, rounded up
+    assert default_grasp_args((0.072, 0.072, 0.072)) == {"style": "top"}                    # an orange
+    assert default_grasp_args((0.14, 0.10, 0.032)) == {"style": "top"}                      # a book: too wide
+    assert is_tall((0.07, 0.07, 0.09)) and not is_tall((0.198, 0.09, 0.125)) and is_tall((0.07, 0.14, 0.13))
+    assert default_grasp_args((0.07, 0.07, 0.09)) == {"style": "pinch", "pitch": TALL_PINCH_PITCH}   # a squat can
+    assert default_grasp_args((0.05, 0.05, 0.12)) == {"style": "pinch", "pitch": TALL_PINCH_PITCH}   # a bottle
+
+    size = np.array([0.09, 0.066, 0.06])
+
+    class Query:                      # a mango lying at the origin of a table at z = 0.78
+        def position(self, name):
+            return np.array([0.5, -0.2, 0.81])
+
+        def extent(self, name):
+            return np.array([0.5, -0.2, 0.81]) - size / 2, np.array([0.5, -0.2, 0.81]) + size / 2
+
+        def yaw(self, name):
+            return 0.0
+
+        def own_size(self, name):
+            return size
+
+    start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+
+    def pitch(args):
+        planner = Planner(Query(), start, tip_offset=lambda *a: np.zeros(3))
+        plan = SidePlan(start["right"])
+        planner._grasp(plan, "right", {"object": "mango", **args})
+        return float(np.arcsin(-plan.keys[1].rot[2, 2])), plan.keys[1].grasp
+
+    assert np.isclose(pitch({})[0], STEEP_PINCH_PITCH) and pitch({})[1] == "pinch"
+    assert np.isclose(pitch({"pitch": 1.0})[0], 1.0)
+    assert np.isclose(pitch({"style": "pinch"})[0], PINCH_PITCH)         # a script's pinch keeps its default
+    assert pitch({"style": "top"})[1] == "power"
 
 
 def test_the_default_style_reads_an_objects_own_size_not_its_turned_world_bounds():

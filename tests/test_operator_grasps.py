@@ -38,4 +38,4 @@ def test_the_library_carries_the_operator_grasp_or_the_default():
     (default,) = holdable_objects(["whisk"])
     assert whisk.grasp_from == "pick_up_whisk" and whisk.grasp_args["part"] == "whisk_balloon"
     assert whisk.grasp == "top"                   # a part grasp never goes low like a tall thing's
-    assert default.grasp_from is None and default.grasp_args == {} and default.grasp == "top"
+    assert default.grasp_from is None and default.grasp_args == {} and default.grasp == "pinch"   # 5.2 cm high

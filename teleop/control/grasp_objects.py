@@ -43,7 +43,7 @@ class GraspObject:
 
     @property
     def tall(self) -> bool:
-        """Upright and tall (a can, a bottle): the planner takes it from above, low (TALL_GRASP)."""
+        """Upright and tall (a can, a bottle): pinched by default; a top grasp takes it from above, low (TALL_GRASP)."""
         return is_tall(self.extent)
 
     @property

@@ -69,7 +69,7 @@ def trial_spec(obj: GraspObject):
 
 def trial_script(obj: GraspObject, grasp_args: dict | None = None) -> Script:
     """``grasp_args``: more arguments of the grasp step (``{"style": "side"}``); the planner's own
-    defaults otherwise (it takes tall objects from above, low)."""
+    defaults otherwise (grasp_steps.default_grasp_args: by the object's size)."""
     grasp = {"object": obj.name, "grasp": "power", "lift": LIFT_M, **(grasp_args or {})}
     steps = [Step("grasp", SIDE, grasp), Step("wait", SIDE, {"seconds": SETTLE_S})]
     for i in range(STROKES):

@@ -19,11 +19,17 @@ SIDE_LIFT_M = 0.08      # a side grasp lifts less: the hand is already high on t
 SMALL_NARROW_M = 0.06
 SMALL_GRASP = {"power": "power_tight"}     # shape asked for -> shape used on a small object
 SMALL_PRESHAPE = 0.5                      # half closed while descending (open fingers reach the table)
-# Upright tall things (cans, bottles, cartons: taller than TALL_RATIO x their narrow side) are taken
-# from above, low: the open fingers go down round the top third and close on it. Measured in the
+# Upright tall things (cans, bottles, cartons: taller than TALL_RATIO x their narrow side) in a top
+# grasp are taken from above, low: the open fingers go down round the top third and close on it
+# (the default for them is a pinch since 2026-12-02: TALL_PINCH_PITCH). Measured in the
 # grasp bench (issue 16): 6 of 6 held through the lift and the 1 g shake, where the hand upright
 # beside the object (a side grasp) put the FR3's wrist on the table and held 0 of 38.
 TALL_RATIO = 1.5
+# Squat upright things count as tall too: higher than SQUAT_TALL_RATIO x their narrow side and no
+# lower than their long side. Grasp bench 2026-12-02: 70 x 70 x 90 mm cans (ratio 1.29) held 2 of 6
+# in the plain top grasp (palm 7 cm over the top), 6 of 6 in the tall pinch; 4 x 4 x 5.6 cm candles
+# 3 of 4 and 4 of 4. Not a watering can 20 cm long and 12.5 cm high (2 of 2 in the top grasp).
+SQUAT_TALL_RATIO = 1.25
 TALL_GRASP = {"height": 0.06,     # m: the palm 1 cm over the top (the default 12 cm closes on air)
               "preshape": 0.0,    # fingers open all the way down (pre-curled, they land on the top)
               "draw": 0.06}       # closing draws it this far back toward the palm
@@ -45,6 +51,36 @@ PINCH_PRESHAPE = 0.4     # half open on the way down: the tips 6-8 cm apart, cle
 # 4 dropped are wider, 70-90 mm: steak, bread, a tray of ice), against 9 of 33 by the top grasp.
 PINCH_MAX_HEIGHT_M = 0.045
 PINCH_MAX_WIDTH_M = 0.06
+# Of those, thick ones (at least this wide and this high: a 5-6 cm cheese block or mushroom, 4 cm
+# high) are pinched at WIDE_PINCH_PITCH: the bench's three cheese blocks held 4 of 6 trials at
+# PINCH_PITCH, 6 of 6 at 0.9, a mushroom 2 of 2 either way (2026-12-02); thin ones stay at PINCH_PITCH
+# (at 0.9 a fork, a spoon, a carrot, a 16 mm deck held 0 of 2 each).
+THICK_PINCH_MIN_WIDTH_M = 0.048
+THICK_PINCH_MIN_HEIGHT_M = 0.035
+# Low things too wide or too high for that (a mango, a jar, a cake, a loaf, a tray of ice: no taller
+# than STEEP_PINCH_MAX_HEIGHT_M, no wider across than STEEP_PINCH_MAX_WIDTH_M) are pinched by
+# default too, fingers tipped steeply so the tips reach down its sides. Measured in the grasp bench
+# (2026-12-02, 2 trials each, episodes 0-1): the top grasp held 22 of 44 trials of these 22 objects
+# (mango, pear, jar, loaf, ice tray, steak, cupcake, hotdog bun: 0 of 2), this pinch 40 of 44 (not the
+# hammer or the whisk: 0 of 2 in every variant tried).
+STEEP_PINCH_MAX_HEIGHT_M = 0.062     # 6 cm fruit and jars; 6.4 cm avocados and caps held 2 of 2 in the top grasp
+STEEP_PINCH_MAX_WIDTH_M = 0.095      # a 9 cm loaf; a 10 cm book is beyond the pinch's span
+# A thing no higher than a small one is steep-pinched only when clearly wider (a loaf, a slab of ice):
+# a 6 cm-wide cheese measures 6 cm +- rounding, the small pinch or the top grasp by episode, as proven.
+STEEP_PINCH_MIN_WIDTH_M = 0.065
+STEEP_PINCH_PITCH = 0.7              # rad (0.9: a potato, a cupcake, a hotdog bun, a measuring cup 1 of 2 each; 0.7: 2 of 2)
+WIDE_PINCH_M = 0.075                 # wider across than this (a cake, a food box)...
+WIDE_PINCH_PITCH = 0.9               # ...steeper still (an 8 cm food box: 0.7 held 0 of 2, 0.9 2 of 2)
+# Flat wide slabs (no higher than a small thing, wider than STEEP_PINCH_MIN_WIDTH_M: a steak, a loaf, a
+# tray of ice) are pinched at STEEP_PINCH_PITCH with the hand open all the way down (FLAT_PINCH_PRESHAPE):
+# at PINCH_PRESHAPE the tips, 6-8 cm apart, land on a 7 cm steak (0 of 2 at 0.7 and 0.9; open: 2 of 2;
+# the loaf and the ice tray 2 of 2 either way).
+FLAT_PINCH_PRESHAPE = 0.0
+# Upright tall things are pinched by default too, at half their height, fingers tipped TALL_PINCH_PITCH:
+# in the grasp bench (2026-12-02, 37 objects, 2 trials each) the low top grasp (TALL_GRASP, still what
+# ``style: top`` gives them) and the plain top grasp of squat cans held 62 of 74, cans and cartons
+# slipping out in the shake or the carry; the pinch 72 of 74 (not a pizza cutter, a wheel on a handle).
+TALL_PINCH_PITCH = 0.9               # rad (0.7: a milk carton and a can 0 of 2 each)
 SIDE_SHAPE = "power_tight"   # squeezes harder than "power": 3 of 4 slips of the bench's side grasps held with it
 
 
@@ -52,15 +88,42 @@ GRASP_STYLES = ("top", "side", "pinch")
 
 
 def is_tall(size) -> bool:
-    """Upright and tall (a can, a bottle; ``size``: (3,) extent, m): taken from above, low."""
-    return bool(size[2] > TALL_RATIO * min(size[0], size[1]))
+    """Upright and tall (a can, a bottle; ``size``: (3,) extent, m): pinched by default, taken from
+    above, low by a top grasp."""
+    narrow, long = sorted((size[0], size[1]))
+    return bool(size[2] > TALL_RATIO * narrow or (size[2] > SQUAT_TALL_RATIO * narrow and size[2] >= long))
 
 
 def default_grasp(size) -> str:
     """The grasp style for an object of axis-aligned ``size`` (3,) m when a script names none:
-    "pinch" for small low things (a cube, a utensil, an egg), "top" for the rest."""
-    low = size[2] <= PINCH_MAX_HEIGHT_M and min(size[0], size[1]) <= PINCH_MAX_WIDTH_M
-    return "pinch" if low else "top"
+    "pinch" for low things (a cube, a utensil, an egg, a mango, a jar) and upright tall ones (a can,
+    a bottle), "top" for the rest (an apple, a mug)."""
+    return default_grasp_args(size)["style"]
+
+
+def default_grasp_args(size) -> dict:
+    """The grasp step's arguments for an object of ``size`` (3,) m when a script names no style:
+    the style, and for a pinch of anything but a small low thing its steeper pitch."""
+    if _small_low(size):
+        thick = size[2] >= THICK_PINCH_MIN_HEIGHT_M and min(size[0], size[1]) >= THICK_PINCH_MIN_WIDTH_M
+        return {"style": "pinch", "pitch": WIDE_PINCH_PITCH} if thick else {"style": "pinch"}
+    if is_tall(size):
+        return {"style": "pinch", "pitch": TALL_PINCH_PITCH}
+    if not _steep_pinched(size):
+        return {"style": "top"}
+    if size[2] <= PINCH_MAX_HEIGHT_M:          # in the steep class only by its width: a flat slab
+        return {"style": "pinch", "pitch": STEEP_PINCH_PITCH, "preshape": FLAT_PINCH_PRESHAPE}
+    return {"style": "pinch", "pitch": WIDE_PINCH_PITCH if min(size[0], size[1]) > WIDE_PINCH_M else STEEP_PINCH_PITCH}
+
+
+def _small_low(size) -> bool:
+    return bool(size[2] <= PINCH_MAX_HEIGHT_M and min(size[0], size[1]) <= PINCH_MAX_WIDTH_M)
+
+
+def _steep_pinched(size) -> bool:
+    narrow = min(size[0], size[1])
+    return bool(not is_tall(size) and size[2] <= STEEP_PINCH_MAX_HEIGHT_M and narrow <= STEEP_PINCH_MAX_WIDTH_M
+                and (size[2] > PINCH_MAX_HEIGHT_M or narrow > STEEP_PINCH_MIN_WIDTH_M))
 
 
 def grasp_lift(args: dict) -> float:
@@ -95,7 +158,9 @@ class GraspSteps:
         raise NotImplementedError
 
     def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
-        style = a.get("style") or ("top" if "part" in a else self._default_style(a["object"]))
+        if not a.get("style") and "part" not in a:      # the default grasp, by the object's size
+            a = {**default_grasp_args(self.q.own_size(a["object"])), **{k: v for k, v in a.items() if k != "style"}}
+        style = a.get("style") or "top"
         if style not in GRASP_STYLES:
             raise ConfigError(f"grasp style {style!r} is not one of {sorted(GRASP_STYLES)}")
         if style != "top":

@@ -47,7 +47,8 @@ def test_holdable_objects_fit_the_hand_and_others_are_refused():
         holdable_objects([wide.name])
 
 
-@pytest.mark.parametrize("grasp_args", [None, {"style": "top"}, {"style": "side"}], ids=["default", "from-above", "side"])
+@pytest.mark.parametrize("grasp_args", [None, {"style": "top"}, {"style": "side"}],
+                         ids=["default", "from-above", "side"])
 def test_an_upright_bottle_is_held_through_the_lift_and_the_shake(grasp_args):
     """A 12 cm honey bottle, upright: the planner's default for tall objects (a steep pinch at half
     its height), its low top grasp and its side grasp (the hand upright beside it) all hold it through

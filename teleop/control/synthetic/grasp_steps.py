@@ -68,7 +68,8 @@ STEEP_PINCH_MAX_WIDTH_M = 0.095      # a 9 cm loaf; a 10 cm book is beyond the p
 # A thing no higher than a small one is steep-pinched only when clearly wider (a loaf, a slab of ice):
 # a 6 cm-wide cheese measures 6 cm +- rounding, the small pinch or the top grasp by episode, as proven.
 STEEP_PINCH_MIN_WIDTH_M = 0.065
-STEEP_PINCH_PITCH = 0.7              # rad (0.9: a potato, a cupcake, a hotdog bun, a measuring cup 1 of 2 each; 0.7: 2 of 2)
+# rad (0.9: a potato, a cupcake, a hotdog bun, a measuring cup held 1 of 2 each; 0.7: 2 of 2)
+STEEP_PINCH_PITCH = 0.7
 WIDE_PINCH_M = 0.075                 # wider across than this (a cake, a food box)...
 WIDE_PINCH_PITCH = 0.9               # ...steeper still (an 8 cm food box: 0.7 held 0 of 2, 0.9 2 of 2)
 # Flat wide slabs (no higher than a small thing, wider than STEEP_PINCH_MIN_WIDTH_M: a steak, a loaf, a

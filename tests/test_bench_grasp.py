@@ -122,8 +122,9 @@ def test_the_default_grasp_style_follows_the_objects_shape():
 
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
     planner = Planner(Query(), start, tip_offset=None)
-    assert {n: planner._default_style(n) for n in sizes} == {"cube": "pinch", "spoon": "pinch", "steak": "pinch",
-                                                             "apple": "top", "mango": "pinch", "book": "top"}
+    styles = {n: planner._default_grasp_args(n)["style"] for n in sizes}     # what _grasp uses
+    assert styles == {"cube": "pinch", "spoon": "pinch", "steak": "pinch", "apple": "top", "mango": "pinch",
+                      "book": "top"}
     with pytest.raises(ConfigError, match=r"grasp style 'claw' is not one of \['pinch', 'side', 'top'\]"):
         planner._grasp(SidePlan(start["right"]), "right", {"object": "cube", "style": "claw"})
 

@@ -160,7 +160,7 @@ class GraspSteps:
 
     def _grasp(self, plan: SidePlan, side: str, a: dict) -> None:
         if not a.get("style") and "part" not in a:      # the default grasp, by the object's size
-            a = {**default_grasp_args(self.q.own_size(a["object"])), **{k: v for k, v in a.items() if k != "style"}}
+            a = {**self._default_grasp_args(a["object"]), **{k: v for k, v in a.items() if k != "style"}}
         style = a.get("style") or "top"
         if style not in GRASP_STYLES:
             raise ConfigError(f"grasp style {style!r} is not one of {sorted(GRASP_STYLES)}")
@@ -214,8 +214,8 @@ class GraspSteps:
         plan.go(at + [0, 0, grasp_lift(a)], duration=a.get("lift_s", 1.0))
 
     # Both by the object's own size, not its world bounds: a utensil lying turned is still thin.
-    def _default_style(self, name: str) -> str:
-        return default_grasp(self.q.own_size(name))
+    def _default_grasp_args(self, name: str) -> dict:
+        return default_grasp_args(self.q.own_size(name))
 
     def _tall(self, name: str) -> bool:
         return is_tall(self.q.own_size(name))

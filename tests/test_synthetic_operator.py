@@ -271,6 +271,60 @@ def test_move_over_with_a_part_puts_that_geom_over_the_target():
         assert np.allclose(head, [0.60, 0.10, 0.90 - 0.03])
 
 
+def test_move_over_with_low_end_puts_the_held_objects_lowest_point_over_the_target_and_is_off_by_default():
+    """``move: {over: glass, low_end: true}``: the palm goes where the held rod's low end as it hangs
+    now (a rod held tilted, its low end 3 cm ahead of and 8 cm below its centre), not its centre, is
+    ``height`` over the glass's top centre; without it, its centre (as before)."""
+    import numpy as np
+
+    from teleop.control.synthetic.closed_loop import LivePlanner
+    from teleop.control.synthetic.motion import Key
+
+    class Query:
+        pos = {"rod": np.array([0.45, 0.0, 1.0]), "glass": np.array([0.60, 0.10, 0.80])}
+
+        def position(self, name):
+            return self.pos[name].copy()
+
+        def lowest_point(self, name):
+            assert name == "rod"
+            return self.pos["rod"] + [0.03, 0.0, -0.08]
+
+        def extent(self, name):
+            return self.pos[name] - 0.01, self.pos[name] + [0.01, 0.01, 0.10]
+
+    start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "pinch") for s in ("left", "right")}
+    top = np.array([0.60, 0.10, 0.90])
+    for low_end in (False, True):
+        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner._held["right"] = ("rod", np.array([0.05, 0.0, 0.0]), 0.01)
+        args = {"over": "glass", "height": -0.02, "aim_held": True} | ({"low_end": True} if low_end else {})
+        planner._move(planner.sides["right"], "right", args)
+        palm = planner.sides["right"].last.pos
+        aimed = palm + [0.05, 0.0, 0.0] + ([0.03, 0.0, -0.08] if low_end else 0.0)   # live offset == planned
+        assert np.allclose(aimed, top + [0, 0, -0.02])
+
+
+def test_scene_query_lowest_point_is_a_tilted_rods_low_end():
+    """``SceneQuery.lowest_point``: the centre of the lowest face of the lowest geom's box: a capsule
+    tilted 60 degrees from the table has it on its axis, at its low tip; lying flat, under its centre."""
+    import mujoco
+    import numpy as np
+
+    from teleop.control.synthetic.scene_query import SceneQuery
+
+    xml = """<mujoco><worldbody><body name="rod" pos="0 0 1"><freejoint/>
+      <geom type="capsule" size="0.02 0.08" quat="0.7071068 0 0.7071068 0"/></body></worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    for pitch in (np.pi / 3, 0.0):           # the rod's x axis tipped down by ``pitch``
+        data.qpos[3:7] = [np.cos(pitch / 2), 0.0, np.sin(pitch / 2), 0.0]
+        mujoco.mj_kinematics(model, data)
+        low = SceneQuery(model, data).lowest_point("rod")
+        tip = np.array([0.0, 0.0, 1.0]) + 0.10 * np.array([np.cos(pitch), 0.0, -np.sin(pitch)])
+        assert np.allclose(low, tip if pitch else [0.0, 0.0, 1.0 - 0.02], atol=1e-6)
+
+
 def test_let_go_spread_false_leaves_the_thumb_where_the_open_hand_has_it():
     """The default let-go opens the hand, then swings the thumb out (the ``release`` shape);
     ``spread: false`` stops after opening (a thumb in a threaded ring's hole would lift it off)."""

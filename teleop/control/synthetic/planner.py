@@ -182,7 +182,7 @@ class Planner(GraspSteps):
 
     def _move(self, plan: SidePlan, side: str, a: dict) -> None:
         if "over" in a:        # the held object's centre ``height`` over the target's top centre
-            pos = self._over(side, a["over"], a.get("height", 0.05), a.get("part"))
+            pos = self._over(side, a["over"], a.get("height", 0.05), a.get("part"), a.get("low_end", False))
         else:
             pos = self._position(a["object"]) if "object" in a else plan.last.pos
         pos = pos + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
@@ -191,14 +191,18 @@ class Planner(GraspSteps):
             rot = rot @ axis_rotation((0, 0, 1), a["roll"])
         plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
 
-    def _over(self, side: str, target: str, height: float, part: str | None = None) -> np.ndarray:
+    def _over(self, side: str, target: str, height: float, part: str | None = None,
+              low_end: bool = False) -> np.ndarray:
         """Where the palm goes so the held object's centre (or its named geom ``part``: a hammer's
-        head over a nail) is ``height`` over ``target``'s top centre (the object keeps its offset
-        from the palm): lining a ring up over a rod's tip."""
+        head over a nail; or with ``low_end`` its lowest point as it hangs now: the low end of a rod
+        held tilted, over a glass's mouth) is ``height`` over ``target``'s top centre (the object
+        keeps its offset from the palm): lining a ring up over a rod's tip."""
         lo, hi = self._extent(target)
         held, grip_offset, _ = self._held.get(side, (None, np.zeros(3), 0.0))
         if part is not None and held is not None:     # the part as it sits on the object now
             grip_offset = grip_offset + self.q.geom(part) - self.q.position(held)
+        elif low_end and held is not None:
+            grip_offset = grip_offset + self.q.lowest_point(held) - self.q.position(held)
         return np.r_[(lo[:2] + hi[:2]) / 2, hi[2] + height] - grip_offset
 
     def _expect(self, plan: SidePlan, side: str, a: dict) -> None:

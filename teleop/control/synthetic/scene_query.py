@@ -108,6 +108,16 @@ class SceneQuery:
                 out.append(g)
         return out
 
+    def lowest_point(self, name: str) -> np.ndarray:
+        """World point (3,) at ``name``'s low end as it hangs now: the centre of the lowest four
+        corners of the local bounding box of its lowest collision geom (a rod held tilted: the centre
+        of its lower end face, on its axis; lying flat: under its centre)."""
+        geoms = self._collision_geoms(self.body_id(name))
+        if not geoms:
+            return self.position(name)
+        corners = min((self._geom_corners(g) for g in geoms), key=lambda pts: pts[:, 2].min())
+        return corners[np.argsort(corners[:, 2])[:4]].mean(axis=0)
+
     def top(self, name: str) -> float:
         return float(self.extent(name)[1][2])
 

@@ -21,17 +21,16 @@ def _rod(body, name, p):
     return Shape(0.0, b, h, (r, r), Interior((0, 0, 0.012), (b, b, (h - 0.012) / 2), True), footprint=(b, b))
 
 
-@kind("mug_tree", required=(), defaults={"height": 0.28, "base": 0.06, "pegs": 2.0, "mass": 0.3, "peg_length": 0.07},
-      height=Param(float, above=0.05), base=POSITIVE, pegs=POSITIVE, mass=POSITIVE, peg_length=POSITIVE, rgba=RGBA)
+@kind("mug_tree", required=(), defaults={"height": 0.28, "base": 0.06, "pegs": 2.0, "mass": 0.3},
+      height=Param(float, above=0.05), base=POSITIVE, pegs=POSITIVE, mass=POSITIVE, rgba=RGBA)
 def _mug_tree(body, name, p):
     """A post on a base disc with ``pegs`` pegs rising 25 degrees outward (the first toward +y, then
-    round), each ``peg_length`` long; site ``{name}_hook{i}`` is the top of peg i where a hung mug's
-    handle bears."""
+    round); site ``{name}_hook{i}`` is the top of peg i where a hung mug's handle bears."""
     h, b, n = p["height"], p["base"], int(p["pegs"])
     geom(body, CYL, (b, 0.008), pos=(0, 0, 0.008), rgba=p["rgba"], mass=p["mass"] * 0.5, name=f"{name}_base")
     geom(body, CYL, (0.009, h / 2 - 0.008), pos=(0, 0, h / 2 + 0.008), rgba=p["rgba"], mass=p["mass"] * 0.3,
          name=f"{name}_post")
-    rise, length, pr = math.radians(25), p["peg_length"], 0.005
+    rise, length, pr = math.radians(25), 0.07, 0.005
     for i in range(n):
         yaw = math.pi / 2 + 2 * math.pi * i / n
         z0 = h * (0.78 if i % 2 == 0 else 0.62)

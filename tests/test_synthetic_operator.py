@@ -340,3 +340,68 @@ def test_let_go_spread_false_leaves_the_thumb_where_the_open_hand_has_it():
 
     assert let_go({}) == [(0.0, "pinch"), (1.0, "release")]
     assert let_go({"spread": False}) == [(0.0, "pinch")]
+
+
+def test_move_over_site_puts_a_named_site_of_the_held_object_on_a_named_site():
+    """``move: {over_site: tree_hook1, part_site: mug_hang}`` (opt-in): the palm goes where the held
+    mug's handle site (not its centre) is ``height`` over the peg's site (not a target's top centre)."""
+    import numpy as np
+
+    from teleop.control.synthetic.closed_loop import LivePlanner
+    from teleop.control.synthetic.motion import Key
+
+    class Query:                     # the mug's centre 5 cm ahead of the hand, its handle site 5 cm further
+        pos = {"mug": np.array([0.45, 0.0, 1.0])}
+        sites = {"mug_hang": np.array([0.50, 0.0, 1.03]), "tree_hook1": np.array([0.62, -0.05, 0.98])}
+
+        def position(self, name):
+            return self.pos[name].copy()
+
+        def site(self, name):
+            return self.sites[name].copy()
+
+        def extent(self, name):
+            raise AssertionError("a site target has no extent")
+
+    start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "power") for s in ("left", "right")}
+    planner = LivePlanner(Query(), start, tip_offset=None)
+    planner._held["right"] = ("mug", np.array([0.05, 0.0, 0.0]), 0.04)
+    planner._move(planner.sides["right"], "right", {"over_site": "tree_hook1", "part_site": "mug_hang",
+                                                     "height": 0.02, "offset": [0.0, -0.01, 0.0]})
+    handle = planner.sides["right"].last.pos + [0.05, 0.0, 0.0] + [0.05, 0.0, 0.03]
+    assert np.allclose(handle, [0.62, -0.06, 1.00])
+
+
+def test_move_held_heading_turns_the_palm_by_the_smaller_turn_onto_the_heading():
+    """``move: {held_heading: h}`` (opt-in): the palm turns by what takes the held object's own axis
+    (either way along it) onto heading h from where it points now: at most 90 degrees."""
+    import numpy as np
+
+    from teleop.control.synthetic.grasp_steps import palm_rotation
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+
+    class Query:
+        heading = 0.0
+
+        def position(self, name):
+            return np.array([0.45, 0.0, 1.0])
+
+        def yaw(self, name):
+            return self.heading
+
+    def palm_yaw(start_yaw: float, mug_heading: float) -> float:
+        q = Query()
+        q.heading = mug_heading
+        start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), palm_rotation(0.6, start_yaw), 1.0, "power")
+                 for s in ("left", "right")}
+        planner = Planner(q, start, tip_offset=None)
+        planner._held["right"] = ("mug", np.array([0.05, 0.0, 0.0]), 0.04)
+        planner._move(planner.sides["right"], "right", {"held_heading": 0.0, "pitch": 0.6})
+        rot = planner.sides["right"].last.rot
+        assert np.allclose(rot[:, 2][2], -np.sin(0.6))                      # the pitch kept
+        return float(np.arctan2(rot[1, 2], rot[0, 2]))
+
+    assert np.isclose(palm_yaw(0.3, 1.0), 0.3 - 1.0)               # handle at 57 deg: turn it back
+    assert np.isclose(palm_yaw(0.0, 2.0), np.pi - 2.0)             # at 115 deg: on to 180, not back 115
+    assert np.isclose(palm_yaw(0.2, -0.5), 0.7)

@@ -98,7 +98,7 @@ class LivePlanner(Planner):
             self._held[side] = (name, self.q.position(name) - plan.last.pos, half_height)
 
     def _move(self, plan, side: str, a: dict) -> None:
-        if "over" in a:          # a ring swinging in the fingers: re-aimed at each such move
+        if "over" in a or "over_site" in a:     # a ring swinging in the fingers: re-aimed at each such move
             self._aim_held(plan, side, a)
         super()._move(plan, side, a)
 

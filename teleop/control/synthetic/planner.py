@@ -181,27 +181,45 @@ class Planner(GraspSteps):
             plan.go(plan.last.pos + np.asarray(a.get("retreat", (-0.05, 0.0, 0.05)), float), duration=0.6)
 
     def _move(self, plan: SidePlan, side: str, a: dict) -> None:
-        if "over" in a:        # the held object's centre ``height`` over the target's top centre
-            pos = self._over(side, a["over"], a.get("height", 0.05), a.get("part"), a.get("low_end", False))
+        if "over" in a or "over_site" in a:   # the held object's centre ``height`` over the target's top centre
+            pos = self._over(side, a.get("over"), a.get("height", 0.05), a.get("part"), a.get("low_end", False),
+                             a.get("over_site"), a.get("part_site"))
         else:
             pos = self._position(a["object"]) if "object" in a else plan.last.pos
         pos = pos + np.asarray(a.get("offset", (0.0, 0.0, 0.0)), float)
         rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
+        if "held_heading" in a:          # opt-in: turn the palm until the held object's axis has this heading
+            rot = palm_rotation(a.get("pitch", 0.6), self._turn_held(plan, side, float(a["held_heading"])))
         if rot is not None and "roll" in a:     # then turned about the fingers (stand a held bottle up)
             rot = rot @ axis_rotation((0, 0, 1), a["roll"])
         plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
 
-    def _over(self, side: str, target: str, height: float, part: str | None = None,
-              low_end: bool = False) -> np.ndarray:
-        """Where the palm goes so the held object's centre (or its named geom ``part``: a hammer's
-        head over a nail; or with ``low_end`` its lowest point as it hangs now: the low end of a rod
-        held tilted, over a glass's mouth) is ``height`` over ``target``'s top centre (the object
-        keeps its offset from the palm): lining a ring up over a rod's tip."""
-        lo, hi = self._extent(target)
+    def _turn_held(self, plan: SidePlan, side: str, heading: float) -> float:
+        """The palm yaw that turns the held object's own axis (its local x in the table plane, either
+        way along it) onto ``heading``: the palm's yaw now plus the smaller turn (at most 90 deg),
+        seen from where the object points now (a mug's handle that turned as the fingers closed)."""
+        z = plan.last.rot[:, 2]                     # the fingers' direction
+        palm_yaw = float(np.arctan2(z[1], z[0]))
+        turn = (heading - self.q.yaw(self._held[side][0]) + np.pi / 2) % np.pi - np.pi / 2
+        return palm_yaw + turn
+
+    def _over(self, side: str, target: str | None, height: float, part: str | None = None, low_end: bool = False,
+              target_site: str | None = None, part_site: str | None = None) -> np.ndarray:
+        """Where the palm goes so the held object's centre is ``height`` over ``target``'s top centre
+        (the object keeps its offset from the palm): lining a ring up over a rod's tip. Opt-in points
+        on the held object: its named geom ``part`` (a hammer's head over a nail), its named site
+        ``part_site`` (the inside of a mug's handle loop), or with ``low_end`` its lowest point as it
+        hangs now (the low end of a rod held tilted, over a glass's mouth); on the target: a named
+        site ``target_site`` (a mug tree's peg top) instead of its top centre."""
+        if target_site is not None:
+            lo = hi = self.q.site(target_site)
+        else:
+            lo, hi = self._extent(target)
         held, grip_offset, _ = self._held.get(side, (None, np.zeros(3), 0.0))
-        if part is not None and held is not None:     # the part as it sits on the object now
-            grip_offset = grip_offset + self.q.geom(part) - self.q.position(held)
-        elif low_end and held is not None:
+        if held is not None and (part is not None or part_site is not None):   # as it sits on the object now
+            point = self.q.site(part_site) if part_site is not None else self.q.geom(part)
+            grip_offset = grip_offset + point - self.q.position(held)
+        elif held is not None and low_end:
             grip_offset = grip_offset + self.q.lowest_point(held) - self.q.position(held)
         return np.r_[(lo[:2] + hi[:2]) / 2, hi[2] + height] - grip_offset
 

@@ -189,7 +189,9 @@ class Planner(GraspSteps):
         rot = palm_rotation(a["pitch"], a.get("yaw", 0.0)) if "pitch" in a else None
         if rot is not None and "roll" in a:     # then turned about the fingers (stand a held bottle up)
             rot = rot @ axis_rotation((0, 0, 1), a["roll"])
-        plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
+        # ``grasp``: the hand shape the grip blends toward from here on (default: the one in use), e.g.
+        # a two-hand lift whose fingers curl in the "ready" shape after a place left "release" in use.
+        plan.go(pos, rot, grip=a.get("grip"), grasp=a.get("grasp"), duration=a.get("seconds"))
 
     def _over(self, side: str, target: str, height: float, part: str | None = None) -> np.ndarray:
         """Where the palm goes so the held object's centre (or its named geom ``part``: a hammer's

@@ -111,6 +111,23 @@ def test_move_roll_turns_the_palm_about_the_fingers_and_is_off_by_default():
     assert np.allclose(rolled.last.rot[:, 1], [0.0, 0.0, 1.0], atol=1e-9)        # across the palm: up
 
 
+def test_move_grasp_names_the_shape_and_keeps_the_one_in_use_by_default():
+    import numpy as np
+
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner, SidePlan
+
+    start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "release") for s in ("left", "right")}
+    planner = Planner(None, start, tip_offset=None)
+    plain, shaped = SidePlan(start["left"]), SidePlan(start["left"])
+    planner._move(plain, "left", {"grip": 0.0})
+    planner._move(shaped, "left", {"grip": 0.0, "grasp": "ready"})
+    assert plain.last.grasp == "release" and plain.last.grip == 0.0        # no grasp: the shape in use
+    assert shaped.last.grasp == "ready" and shaped.last.grip == 0.0
+    planner._move(shaped, "left", {"grip": 1.0})
+    assert shaped.last.grasp == "ready" and shaped.last.grip == 1.0        # then closes toward it
+
+
 def test_place_aim_held_aims_the_object_where_it_sits_in_the_hand():
     """``aim_held: true``: the closed loop aims the held object's live offset from the hand over the
     target, not the offset the grasp expected (a small round thing sits a few cm off in the hand)."""

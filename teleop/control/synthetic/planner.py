@@ -192,7 +192,9 @@ class Planner(GraspSteps):
             rot = palm_rotation(a.get("pitch", 0.6), self._turn_held(plan, side, float(a["held_heading"])))
         if rot is not None and "roll" in a:     # then turned about the fingers (stand a held bottle up)
             rot = rot @ axis_rotation((0, 0, 1), a["roll"])
-        plan.go(pos, rot, grip=a.get("grip"), duration=a.get("seconds"))
+        # ``grasp``: the hand shape the grip blends toward from here on (default: the one in use), e.g.
+        # a two-hand lift whose fingers curl in the "ready" shape after a place left "release" in use.
+        plan.go(pos, rot, grip=a.get("grip"), grasp=a.get("grasp"), duration=a.get("seconds"))
 
     def _turn_held(self, plan: SidePlan, side: str, heading: float) -> float:
         """The palm yaw that turns the held object's own axis (its local x in the table plane, either

@@ -194,6 +194,40 @@ def test_pinch_along_shifts_the_grasp_along_the_objects_own_heading_and_is_off_b
     assert np.isclose(grasps[0.06][2], grasps[None][2])
 
 
+def test_pinch_roll_turns_the_hand_about_the_fingers_and_is_off_by_default():
+    """``roll: r`` (a fruit against a basket's wall): the pinch's palm turns r about the fingers'
+    direction, the tips still meeting at the same point; without it the rotation is unchanged."""
+    import numpy as np
+
+    from teleop.control.synthetic.grasp_steps import palm_rotation
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+
+    class Query:                     # a 6 cm fruit at (0.6, -0.1)
+        def yaw(self, name):
+            return 0.0
+
+        def position(self, name):
+            return np.array([0.6, -0.1, 0.81])
+
+        def extent(self, name):
+            return np.array([0.57, -0.13, 0.78]), np.array([0.63, -0.07, 0.84])
+
+    start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+    keys = {}
+    for roll in (None, -0.8):
+        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        args = {"object": "lemon", "style": "pinch", "pitch": 0.9} | ({} if roll is None else {"roll": roll})
+        planner._pinch_grasp(planner.sides["right"], "right", args)
+        keys[roll] = next(k for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0)
+    plain = palm_rotation(0.9, 0.0)
+    assert np.allclose(keys[None].rot, plain)
+    assert np.allclose(keys[-0.8].rot[:, 2], plain[:, 2])               # the fingers' direction kept
+    c, s = np.cos(-0.8), np.sin(-0.8)
+    assert np.allclose(keys[-0.8].rot[:, 1], -s * plain[:, 0] + c * plain[:, 1])
+    assert np.allclose(keys[-0.8].pos, keys[None].pos)                  # zero tip offsets: same point
+
+
 def test_pinch_part_aims_at_one_named_geom_and_is_off_by_default():
     """``part: geom`` (a pan's handle): the pinch point goes to that geom's centre, at its share of
     the geom's height; without it the pinch is at the object's centre."""

@@ -9,6 +9,7 @@ import numpy as np
 from teleop.core.errors import ConfigError
 from teleop.control.synthetic.motion import SidePlan
 from teleop.control.synthetic.scene_query import SceneQuery
+from teleop.control.synthetic.swing import axis_rotation
 
 TOP_LIFT_M = 0.12       # a top grasp lifts the object this far (clear of a container's rim)
 SIDE_LIFT_M = 0.08      # a side grasp lifts less: the hand is already high on the object
@@ -243,6 +244,9 @@ class GraspSteps:
         one named geom of it, e.g. a pan's handle, which a world ``offset`` misses as the pan turns); then lift."""
         name = a["object"]
         rot = palm_rotation(a.get("pitch", PINCH_PITCH), self._grasp_yaw(name, side, a))
+        if "roll" in a:     # opt-in (rad): the hand turned about the fingers' direction, e.g. its
+            # little-finger side raised over a container's wall the thing lies against
+            rot = rot @ axis_rotation((0, 0, 1), float(a["roll"]))
         centre = self._position(name)
         lo = self._extent(name)[0]
         aim, p_lo, p_hi = self._aim_box(name, a)

@@ -14,7 +14,8 @@ from teleop.tasks.kinds import (BOX, CAPS, CYL, ELL, FLAG, NON_NEGATIVE, POSITIV
 # step: the floor's contact normal flips to -z past ~10 mm). ``hard: true`` (opt-in; small things that
 # are dropped, like ice) makes the object's contacts stiff, 6 ms = 3 timesteps, and its own contact
 # parameters win in every pair (priority 1). Dropped 3 at a time, 15 times, into the 4 cm cup: through
-# the floor 29 and 39 of 45 from 25 and 35 cm with the default contact, 0 and 0 of 45 with this
+# the floor 29 and 39 of 45 from 25 and 35 cm with the default contact, 0 and 0 of 45 with this (the
+# spec's ice, friction 0.15: 0 and 1 of 45 bounced out over the rim)
 # (tests/test_tasks_kinds.py::test_hard_ice_dropped_into_a_cup_stays_in_it).
 HARD_CONTACT = dict(solref=[0.006, 1.0], priority=1)
 

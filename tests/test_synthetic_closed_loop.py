@@ -1,5 +1,7 @@
 """The closed-loop synthetic operator: steps planned from live poses, failed grasps retried, slips
 re-grasped, a deterministic lock-step stream, and a real-time stream that never reads the sim's data."""
+import dataclasses
+
 import mujoco
 import numpy as np
 
@@ -136,3 +138,25 @@ def test_the_realtime_stream_reads_its_own_copy_of_the_scene_published_by_the_lo
     stream.publish(ep.rt.sim.data)                                               # the loop thread's hand-over
     stream.frame_at(0.2, 1, 0.0)
     np.testing.assert_allclose(stream.planner.q.position(OBJECT), before + [0.0, 0.05, 0.0], atol=1e-9)
+
+
+def test_a_grasp_with_regrasp_false_notes_a_slip_and_carries_on():
+    """Opt-in ``regrasp: false``: the slip is recorded, nothing is grasped again, the plan goes on."""
+    ep = _episode()
+    stream = _stream(ep)
+    queue = stream.queues["right"]
+    k = next(i for i, it in enumerate(queue) if it.step.do == "grasp")
+    step = queue[k].step
+    queue[k] = dataclasses.replace(queue[k], step=dataclasses.replace(step, args={**step.args, "regrasp": False}))
+    _held_after_grasp(ep, stream)
+    assert stream.checks[-1][2].held and "right" in stream.carrying
+    place = stream.active["right"]
+    assert place.step.do == "place"
+    t = stream.planner.sides["right"].keys[-1].t - 3.0
+    stream.advance(t - 1.0)
+    _teleport(ep, OBJECT, [0.0, 0.0, -0.15])
+    stream.advance(t)
+    assert stream.slips and stream.slips[-1][1] == "right"
+    assert "right" not in stream.carrying
+    assert stream.active["right"] is place                        # the place goes on: no back-off
+    assert all(i.step.do != "grasp" for i in stream.queues["right"])

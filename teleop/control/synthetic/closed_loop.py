@@ -5,7 +5,8 @@ side keeps a queue of its script steps; a step's keyframes are planned (by the p
 handlers) when it begins, from the object poses of the simulation the loop is stepping, starting
 from the hand's last commanded key. After a grasp's lift the operator checks that the object rose
 with the hand and retries from its live pose if not; while carrying, an object that drops away
-from the palm (a slip) is grasped again. The robot is still driven only by operator frames.
+from the palm (a slip) is grasped again (unless its grasp step says ``regrasp: false``). The robot
+is still driven only by operator frames.
 
 Threads: on the lock-step clock ``frame_at`` runs on the loop thread between ticks, so it reads the
 sim's ``MjData`` directly. On the real-time clock it runs on the device's reader thread while the
@@ -296,7 +297,9 @@ class LiveStream(HumanStream):
             return
         del self.carrying[side]
         self.slips.append((grasp.index, side, t))
-        if self.regrasps.get(grasp.index, 0) >= MAX_REGRASPS:
+        # ``regrasp: false`` on the grasp step: a slip is noted and the script carries on (an emptied
+        # cup sliding down in the pinch is set down where it was going, not taken and poured again)
+        if not grasp.step.args.get("regrasp", True) or self.regrasps.get(grasp.index, 0) >= MAX_REGRASPS:
             return
         self.regrasps[grasp.index] = self.regrasps.get(grasp.index, 0) + 1
         self._cut(side, t)

@@ -101,6 +101,40 @@ def test_a_slip_while_carrying_is_detected_and_the_object_grasped_again():
     assert stream.planner.sides["right"].keys[-1].pos[2] > stream.timelines["right"].sample(t)[0][2]
 
 
+def test_a_place_with_landed_r_is_found_past_moves_and_counts_only_its_target_centre():
+    """``landed_r`` on a place (opt-in): after a slip, a re-grasp whose object already lies within
+    that distance of the target's centre is dropped with the carry's moves and the place; one that
+    lies inside the target's bounds but farther out is grasped again. Without it a move between the
+    grasp and the place keeps the re-grasp (as before)."""
+    from teleop.control.synthetic.closed_loop import Item
+    from teleop.control.synthetic.script import Step
+
+    def queue_after_slip(stream, place_args):
+        grasp = stream.active["right"]                    # the peach's grasp, begun
+        place = Step("place", "right", {"target": "fruit_bowl", **place_args})
+        stream.queues["right"].clear()
+        stream.queues["right"].extend([Item(grasp.index, grasp.step, after_slip=True),
+                                       Item(grasp.index + 1, Step("move", "right", {"offset": [0.0, 0.0, 0.05]})),
+                                       Item(grasp.index + 2, place), Item(grasp.index + 3, Step("rest", "right"))])
+
+    for place_args, shift, landed in (({"landed_r": 0.03}, (0.0, 0.0, 0.04), True),
+                                      ({"landed_r": 0.03}, (0.0, 0.0, -0.01), True),      # a sunk floor
+                                      ({"landed_r": 0.03}, (0.05, 0.0, 0.04), False),     # off its centre
+                                      ({"landed_r": 0.03}, (0.0, 0.0, 0.30), False),      # over its top
+                                      ({}, (0.0, 0.0, 0.04), False)):
+        ep = _episode()
+        stream = _stream(ep)
+        stream.advance(SETTLE_S)
+        queue_after_slip(stream, place_args)
+        q = stream.planner.q
+        bowl = q.position("fruit_bowl")
+        lo, _ = q.extent("fruit_bowl")
+        _teleport(ep, OBJECT, np.r_[bowl[:2], lo[2]] + shift - q.position(OBJECT))
+        assert stream._landed("right") == landed
+        left = ["rest"] if landed else ["grasp", "move", "place", "rest"]
+        assert [i.step.do for i in stream.queues["right"]] == left
+
+
 def test_an_object_moved_away_during_the_grasp_is_retried_from_its_new_place_and_the_task_completes():
     ep = _episode()
     stream = _stream(ep)

@@ -233,16 +233,33 @@ class LiveStream(HumanStream):
 
     def _landed(self, side: str) -> bool:
         """A re-grasp after a slip whose object fell inside the target of the place it was being
-        carried to: a person would leave it there, so the re-grasp and that place are dropped."""
+        carried to: a person would leave it there, so the re-grasp and that place are dropped.
+        A place with ``landed_r`` (opt-in, m) is found past ``move`` steps after the grasp (a carry
+        before the set-down) and counts only an object within that distance of the target's centre
+        and below its top (in a bottle's mouth, not under its open cap nor on its shut cap)."""
         queue = self.queues[side]
-        if not queue[0].after_slip or len(queue) < 2 or queue[1].step.do != "place":
+        if not queue[0].after_slip or len(queue) < 2:
             return False
-        lo, hi = self.planner.q.extent(queue[1].step.args["target"])
+        n = 1
+        while n < len(queue) - 1 and queue[n].step.do == "move":
+            n += 1
+        place = queue[n].step
+        if place.do != "place" or (n > 1 and "landed_r" not in place.args):
+            return False
+        lo, hi = self.planner.q.extent(place.args["target"])
         at = self.planner.q.position(queue[0].step.args["object"])
-        if not (np.all(at[:2] >= lo[:2]) and np.all(at[:2] <= hi[:2]) and lo[2] <= at[2] <= hi[2] + LANDED_M):
+        if "landed_r" in place.args:     # its centre below the target's top (not on a shut lid), on
+            # the floor of one sunk into the table (a bottle's floor at the table's height) too
+            centre = self.planner.q.position(place.args["target"])
+            near = np.linalg.norm(at[:2] - centre[:2]) <= float(place.args["landed_r"])
+            landed = near and lo[2] - LANDED_M <= at[2] <= hi[2]
+        else:
+            within = np.all(at[:2] >= lo[:2]) and np.all(at[:2] <= hi[:2])
+            landed = within and lo[2] <= at[2] <= hi[2] + LANDED_M
+        if not landed:
             return False
-        queue.popleft()
-        queue.popleft()
+        for _ in range(n + 1):
+            queue.popleft()
         return True
 
     def _begin(self, side: str, item: Item, sync: bool) -> None:

@@ -228,6 +228,83 @@ def test_pinch_roll_turns_the_hand_about_the_fingers_and_is_off_by_default():
     assert np.allclose(keys[-0.8].pos, keys[None].pos)                  # zero tip offsets: same point
 
 
+def test_pinch_roll_from_a_container_raises_the_side_toward_the_nearer_wall():
+    """``roll_from: basket`` with ``roll: r``: the roll's sign follows where the fruit lies in the
+    basket (by a -y wall: negative, raising the fingers' right side; by a +y wall: positive), none
+    within ``roll_gap`` of its middle line; without ``roll_from`` the given roll is used as is."""
+    import numpy as np
+
+    from teleop.control.synthetic.grasp_steps import palm_rotation
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+    from teleop.control.synthetic.swing import axis_rotation
+
+    def query(fruit_y):
+        class Query:                 # a 20 x 16 cm basket centred at (0.6, -0.05), a 6 cm fruit in it
+            def yaw(self, name):
+                return 0.0
+
+            def position(self, name):
+                return np.array([0.6, -0.05, 0.8]) if name == "basket" else np.array([0.6, fruit_y, 0.81])
+
+            def extent(self, name):
+                if name == "basket":
+                    return np.array([0.49, -0.14, 0.78]), np.array([0.71, 0.04, 0.87])
+                return np.array([0.57, fruit_y - 0.03, 0.78]), np.array([0.63, fruit_y + 0.03, 0.84])
+        return Query()
+
+    start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+
+    def rot(fruit_y, **extra):
+        planner = Planner(query(fruit_y), start, tip_offset=lambda *args: np.zeros(3))
+        planner._pinch_grasp(planner.sides["right"], "right",
+                             {"object": "lemon", "style": "pinch", "pitch": 0.9, "roll": -0.8} | extra)
+        return next(k for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0).rot
+
+    plain = palm_rotation(0.9, 0.0)
+    rolled = {r: plain @ axis_rotation((0, 0, 1), r) for r in (-0.8, 0.8)}
+    assert np.allclose(rot(-0.10, roll_from="basket"), rolled[-0.8])     # by the -y wall
+    assert np.allclose(rot(0.00, roll_from="basket"), rolled[0.8])       # by the +y wall
+    assert np.allclose(rot(-0.06, roll_from="basket"), plain)            # the middle line
+    assert np.allclose(rot(0.00), rolled[-0.8])                          # off: the roll as given
+
+
+def test_pinch_shape_tripod_keeps_the_pinch_tips_and_tucks_the_outer_fingers():
+    """``pinch_shape: tripod`` (grasps.yaml): the pinch's thumb, index and middle, the ring and
+    little fingers curled as in "point"; a pinch step without it closes the plain pinch."""
+    import numpy as np
+
+    from teleop.control.synthetic.human import GRASPS_FILE
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+    from teleop.core.yamlio import load_yaml
+
+    shapes = load_yaml(GRASPS_FILE, "grasp shapes")
+    tripod, pinch, point = shapes["tripod"], shapes["pinch"], shapes["point"]
+    for joint in ("thumb_cmc_flex", "thumb_cmc_abd", "thumb_mcp_flex", "thumb_ip", "mcp_flex", "pip", "dip"):
+        assert tripod[joint] == pinch[joint]
+    for finger in ("ring", "little"):
+        for joint in ("mcp_flex", "pip", "dip"):
+            assert tripod[f"{finger}_{joint}"] == point[f"{finger}_{joint}"]
+
+    class Query:
+        def yaw(self, name):
+            return 0.0
+
+        def position(self, name):
+            return np.array([0.6, -0.1, 0.81])
+
+        def extent(self, name):
+            return np.array([0.57, -0.13, 0.78]), np.array([0.63, -0.07, 0.84])
+
+    start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+    for extra, shape in (({}, "pinch"), ({"pinch_shape": "tripod"}, "tripod")):
+        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        planner._pinch_grasp(planner.sides["right"], "right", {"object": "lemon", "style": "pinch"} | extra)
+        assert any(k.grasp == shape and k.grip == 1.0 for k in planner.sides["right"].keys)
+        assert not any(k.grasp in {"pinch", "tripod"} - {shape} for k in planner.sides["right"].keys)
+
+
 def test_pinch_part_aims_at_one_named_geom_and_is_off_by_default():
     """``part: geom`` (a pan's handle): the pinch point goes to that geom's centre, at its share of
     the geom's height; without it the pinch is at the object's centre."""

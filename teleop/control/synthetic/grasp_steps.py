@@ -243,10 +243,19 @@ class GraspSteps:
         e.g. a pair of scissors by its handle, not the pivot; ``part``: at the centre and height of
         one named geom of it, e.g. a pan's handle, which a world ``offset`` misses as the pan turns); then lift."""
         name = a["object"]
-        rot = palm_rotation(a.get("pitch", PINCH_PITCH), self._grasp_yaw(name, side, a))
-        if "roll" in a:     # opt-in (rad): the hand turned about the fingers' direction, e.g. its
+        yaw = self._grasp_yaw(name, side, a)
+        rot = palm_rotation(a.get("pitch", PINCH_PITCH), yaw)
+        roll = float(a.get("roll", 0.0))
+        if "roll_from" in a:    # opt-in: a container's name; the roll's sign is chosen from where the
+            # thing lies in it now: the hand's side toward the nearer side wall raised (negative
+            # raises the side to the fingers' right), no roll within ``roll_gap`` m of its middle line
+            c_lo, c_hi = self._extent(a["roll_from"])
+            left = np.array([-np.sin(yaw), np.cos(yaw)])
+            d = float(np.dot(self._position(name)[:2] - (c_lo[:2] + c_hi[:2]) / 2, left))
+            roll = 0.0 if abs(d) < a.get("roll_gap", 0.02) else float(np.sign(d)) * abs(roll)
+        if roll:            # opt-in (rad): the hand turned about the fingers' direction, e.g. its
             # little-finger side raised over a container's wall the thing lies against
-            rot = rot @ axis_rotation((0, 0, 1), float(a["roll"]))
+            rot = rot @ axis_rotation((0, 0, 1), roll)
         centre = self._position(name)
         lo = self._extent(name)[0]
         aim, p_lo, p_hi = self._aim_box(name, a)
@@ -255,11 +264,14 @@ class GraspSteps:
             # part of a long thing wherever it lies turned (a world ``offset`` lands off it at a yaw)
             heading = self.q.yaw(name)
             target[:2] += float(a["along"]) * np.array([np.cos(heading), np.sin(heading)])
-        tips = [self._tip_offset(side, "pinch", f, "tip", PINCH_AIM_GRIP) for f in ("thumb", "index")]
+        # ``pinch_shape`` (opt-in): another hand shape from grasps.yaml with the pinch's thumb and
+        # index, e.g. "tripod" (ring and little fingers tucked into the palm, off a basket's wall)
+        shape = a.get("pinch_shape", "pinch")
+        tips = [self._tip_offset(side, shape, f, "tip", PINCH_AIM_GRIP) for f in ("thumb", "index")]
         at = target - rot @ np.mean(tips, axis=0)
         at[:2] += np.asarray(a.get("offset", (0.0, 0.0)), float)
         self._clear_way(side, at)
-        self._close_from_above(plan, at, rot, "pinch", a.get("preshape", PINCH_PRESHAPE), a.get("clearance", 0.12), a)
+        self._close_from_above(plan, at, rot, shape, a.get("preshape", PINCH_PRESHAPE), a.get("clearance", 0.12), a)
         self._held[side] = (name, centre - at, float(centre[2] - lo[2]))
 
     def _side_grasp(self, plan: SidePlan, side: str, a: dict) -> None:

@@ -7,6 +7,8 @@ from teleop.cli.main import main
 from teleop.control.grasp_objects import HAND_APERTURE_M, HAND_MAX_MASS_KG, holdable_objects, library
 from teleop.core.errors import ConfigError
 
+from fake_scene import FakeScene, box
+
 OBJECT_KEYS = {"object", "kind", "task", "grasp", "grasp_from", "size_mm", "mass_kg", "trials", "lifted",
                "held_after_shake", "held", "slip_mm", "slip_mm_max", "shake_peak_g"}
 
@@ -69,24 +71,13 @@ def test_a_top_grasp_takes_tall_objects_from_above_low_unless_the_script_says_ot
     from teleop.control.synthetic.grasp_steps import TALL_GRASP
     from teleop.control.synthetic.planner import SidePlan, Planner
 
-    class Query:                      # a 5 x 5 x 12 cm bottle standing on a table at z = 0.78
-        def position(self, name):
-            return np.array([0.5, -0.2, 0.84])
-
-        def extent(self, name):
-            return np.array([0.475, -0.225, 0.78]), np.array([0.525, -0.175, 0.90])
-
-        def yaw(self, name):
-            return 0.0
-
-        def own_size(self, name):
-            lo, hi = self.extent(name)
-            return hi - lo
+    # a 5 x 5 x 12 cm bottle standing on a table at z = 0.78
+    scene = FakeScene({"bottle": [0.5, -0.2, 0.84]}, {"bottle": ([0.475, -0.225, 0.78], [0.525, -0.175, 0.90])})
 
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
 
     def grip_height(args):
-        planner = Planner(Query(), start, tip_offset=None)
+        planner = Planner(scene, start, tip_offset=None)
         plan = SidePlan(start["right"])
         planner._grasp(plan, "right", {"object": "bottle", **args})
         return plan.keys[2].pos[2], plan.keys[1].grip          # the closing pose, the descent's pre-curl
@@ -116,12 +107,8 @@ def test_the_default_grasp_style_follows_the_objects_shape():
     sizes = {"cube": (0.04, 0.04, 0.04), "spoon": (0.16, 0.034, 0.012), "steak": (0.10, 0.07, 0.024),
              "apple": (0.07, 0.07, 0.07), "mango": (0.09, 0.066, 0.06), "book": (0.14, 0.10, 0.032)}
 
-    class Query:
-        def own_size(self, name):
-            return np.array(sizes[name])
-
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
-    planner = Planner(Query(), start, tip_offset=None)
+    planner = Planner(FakeScene(sizes=sizes), start, tip_offset=None)
     styles = {n: planner._default_grasp_args(n)["style"] for n in sizes}     # what _grasp uses
     assert styles == {"cube": "pinch", "spoon": "pinch", "steak": "pinch", "apple": "top", "mango": "pinch",
                       "book": "top"}
@@ -161,23 +148,13 @@ def test_low_wide_and_squat_things_get_their_own_default_grasps():
 
     size = np.array([0.09, 0.066, 0.06])
 
-    class Query:                      # a mango lying at the origin of a table at z = 0.78
-        def position(self, name):
-            return np.array([0.5, -0.2, 0.81])
-
-        def extent(self, name):
-            return np.array([0.5, -0.2, 0.81]) - size / 2, np.array([0.5, -0.2, 0.81]) + size / 2
-
-        def yaw(self, name):
-            return 0.0
-
-        def own_size(self, name):
-            return size
+    mango = [0.5, -0.2, 0.81]         # a mango lying on a table at z = 0.78
+    scene = FakeScene({"mango": mango}, {"mango": box(mango, size / 2)})
 
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
 
     def pitch(args):
-        planner = Planner(Query(), start, tip_offset=lambda *a: np.zeros(3))
+        planner = Planner(scene, start, tip_offset=lambda *a: np.zeros(3))
         plan = SidePlan(start["right"])
         planner._grasp(plan, "right", {"object": "mango", **args})
         return float(np.arcsin(-plan.keys[1].rot[2, 2])), plan.keys[1].grasp

@@ -6,6 +6,8 @@ from teleop.control.episode import Episode, EpisodeOptions
 from teleop.core.errors import ConfigError
 from teleop.control.synthetic.script import load_script, parse_script, scripted_tasks
 
+from fake_scene import FakeScene, box
+
 # One task per capability the issue names; each must have a script in teleop/control/synthetic/scripts.
 TASKS = {
     "pick_up_peach": "pick up",
@@ -80,12 +82,9 @@ def test_grasp_align_turns_the_fingers_along_or_across_the_objects_axis():
     from teleop.control.synthetic.motion import Key
     from teleop.control.synthetic.planner import Planner
 
-    class Query:                     # an object lying with its long axis at 160 degrees
-        def yaw(self, name):
-            return np.deg2rad(160.0)
-
+    scene = FakeScene(yaw=np.deg2rad(160.0))         # an object lying with its long axis at 160 degrees
     start = {s: Key(0.0, np.zeros(3), np.eye(3), 1.0, "ready") for s in ("left", "right")}
-    planner = Planner(Query(), start, tip_offset=None)
+    planner = Planner(scene, start, tip_offset=None)
     assert np.isclose(np.rad2deg(planner._grasp_yaw("thing", "right", {"align": "along"})), -20.0)
     assert np.isclose(np.rad2deg(planner._grasp_yaw("thing", "right", {"align": "across"})), 70.0)   # toward +y
     assert np.isclose(np.rad2deg(planner._grasp_yaw("thing", "left", {"align": "across"})), -110.0)  # toward -y
@@ -138,20 +137,13 @@ def test_place_aim_held_aims_the_object_where_it_sits_in_the_hand():
 
     hand = np.array([0.40, 0.0, 1.0])
 
-    class Query:                     # the ball hangs 5 cm ahead of and 3 cm beside the hand
-        pos = {"ball": np.array([0.45, 0.03, 1.0]), "box": np.array([0.60, 0.0, 0.8])}
-
-        def position(self, name):
-            return self.pos[name].copy()
-
-        def extent(self, name):
-            r = 0.03 if name == "ball" else 0.10
-            return self.pos[name] - r, self.pos[name] + r
+    pos = {"ball": [0.45, 0.03, 1.0], "box": [0.60, 0.0, 0.8]}   # the ball 5 cm ahead of, 3 cm beside the hand
+    scene = FakeScene(pos, {"ball": box(pos["ball"], 0.03), "box": box(pos["box"], 0.10)})
 
     def hand_over_box(args: dict) -> np.ndarray:
         start = {"left": Key(0.0, np.array([0.3, 0.4, 1.0]), np.eye(3), 0.0, "ready"),
                  "right": Key(0.0, hand, np.eye(3), 1.0, "power")}
-        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner = LivePlanner(scene, start, tip_offset=None)
         planner._held["right"] = ("ball", np.array([0.07, 0.0, 0.0]), 0.03)   # the grasp's expectation
         plan = planner.sides["right"]
         first = len(plan.keys)
@@ -172,20 +164,13 @@ def test_pinch_along_shifts_the_grasp_along_the_objects_own_heading_and_is_off_b
 
     heading = np.deg2rad(120.0)
 
-    class Query:                     # a 20 cm thing lying turned 120 degrees, centred at (0.5, 0.1)
-        def yaw(self, name):
-            return heading
-
-        def position(self, name):
-            return np.array([0.5, 0.1, 0.80])
-
-        def extent(self, name):
-            return np.array([0.4, 0.0, 0.79]), np.array([0.6, 0.2, 0.81])
+    # a 20 cm thing lying turned 120 degrees, centred at (0.5, 0.1)
+    scene = FakeScene({"scissors": [0.5, 0.1, 0.80]}, {"scissors": ([0.4, 0.0, 0.79], [0.6, 0.2, 0.81])}, yaw=heading)
 
     start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
     grasps = {}
     for along in (None, 0.06):
-        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        planner = Planner(scene, start, tip_offset=lambda *args: np.zeros(3))
         args = {"object": "scissors", "align": "across"} | ({} if along is None else {"along": along})
         planner._pinch_grasp(planner.sides["right"], "right", args)
         grasps[along] = next(k.pos for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0)
@@ -203,20 +188,11 @@ def test_pinch_roll_turns_the_hand_about_the_fingers_and_is_off_by_default():
     from teleop.control.synthetic.motion import Key
     from teleop.control.synthetic.planner import Planner
 
-    class Query:                     # a 6 cm fruit at (0.6, -0.1)
-        def yaw(self, name):
-            return 0.0
-
-        def position(self, name):
-            return np.array([0.6, -0.1, 0.81])
-
-        def extent(self, name):
-            return np.array([0.57, -0.13, 0.78]), np.array([0.63, -0.07, 0.84])
-
+    scene = FakeScene({"lemon": [0.6, -0.1, 0.81]}, {"lemon": box([0.6, -0.1, 0.81], 0.03)})   # a 6 cm fruit
     start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
     keys = {}
     for roll in (None, -0.8):
-        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        planner = Planner(scene, start, tip_offset=lambda *args: np.zeros(3))
         args = {"object": "lemon", "style": "pinch", "pitch": 0.9} | ({} if roll is None else {"roll": roll})
         planner._pinch_grasp(planner.sides["right"], "right", args)
         keys[roll] = next(k for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0)
@@ -239,19 +215,10 @@ def test_pinch_roll_from_a_container_raises_the_side_toward_the_nearer_wall():
     from teleop.control.synthetic.planner import Planner
     from teleop.control.synthetic.swing import axis_rotation
 
-    def query(fruit_y):
-        class Query:                 # a 20 x 16 cm basket centred at (0.6, -0.05), a 6 cm fruit in it
-            def yaw(self, name):
-                return 0.0
-
-            def position(self, name):
-                return np.array([0.6, -0.05, 0.8]) if name == "basket" else np.array([0.6, fruit_y, 0.81])
-
-            def extent(self, name):
-                if name == "basket":
-                    return np.array([0.49, -0.14, 0.78]), np.array([0.71, 0.04, 0.87])
-                return np.array([0.57, fruit_y - 0.03, 0.78]), np.array([0.63, fruit_y + 0.03, 0.84])
-        return Query()
+    def query(fruit_y):              # a 22 x 18 cm basket centred at (0.6, -0.05), a 6 cm fruit in it
+        fruit = [0.6, fruit_y, 0.81]
+        return FakeScene({"basket": [0.6, -0.05, 0.8], "lemon": fruit},
+                         {"basket": ([0.49, -0.14, 0.78], [0.71, 0.04, 0.87]), "lemon": box(fruit, 0.03)})
 
     start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
 
@@ -287,19 +254,10 @@ def test_pinch_shape_tripod_keeps_the_pinch_tips_and_tucks_the_outer_fingers():
         for joint in ("mcp_flex", "pip", "dip"):
             assert tripod[f"{finger}_{joint}"] == point[f"{finger}_{joint}"]
 
-    class Query:
-        def yaw(self, name):
-            return 0.0
-
-        def position(self, name):
-            return np.array([0.6, -0.1, 0.81])
-
-        def extent(self, name):
-            return np.array([0.57, -0.13, 0.78]), np.array([0.63, -0.07, 0.84])
-
+    scene = FakeScene({"lemon": [0.6, -0.1, 0.81]}, {"lemon": box([0.6, -0.1, 0.81], 0.03)})
     start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
     for extra, shape in (({}, "pinch"), ({"pinch_shape": "tripod"}, "tripod")):
-        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        planner = Planner(scene, start, tip_offset=lambda *args: np.zeros(3))
         planner._pinch_grasp(planner.sides["right"], "right", {"object": "lemon", "style": "pinch"} | extra)
         assert any(k.grasp == shape and k.grip == 1.0 for k in planner.sides["right"].keys)
         assert not any(k.grasp in {"pinch", "tripod"} - {shape} for k in planner.sides["right"].keys)
@@ -313,24 +271,13 @@ def test_pinch_part_aims_at_one_named_geom_and_is_off_by_default():
     from teleop.control.synthetic.motion import Key
     from teleop.control.synthetic.planner import Planner
 
-    class Query:                     # a pan centred at (0.5, 0.2), its handle's box toward -y
-        def yaw(self, name):
-            return 0.0
-
-        def position(self, name):
-            return np.array([0.5, 0.2, 0.78])
-
-        def extent(self, name):
-            return np.array([0.42, 0.02, 0.78]), np.array([0.58, 0.28, 0.81])
-
-        def geom_extent(self, name):
-            assert name == "pan_handle"
-            return np.array([0.49, 0.03, 0.79]), np.array([0.51, 0.12, 0.81])
+    scene = FakeScene({"pan": [0.5, 0.2, 0.78]}, {"pan": ([0.42, 0.02, 0.78], [0.58, 0.28, 0.81])},   # the pan
+                      geom_extents={"pan_handle": ([0.49, 0.03, 0.79], [0.51, 0.12, 0.81])})   # its handle, toward -y
 
     start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
     grasps = {}
     for part in (None, "pan_handle"):
-        planner = Planner(Query(), start, tip_offset=lambda *args: np.zeros(3))
+        planner = Planner(scene, start, tip_offset=lambda *args: np.zeros(3))
         args = {"object": "pan", "style": "pinch"} | ({} if part is None else {"part": part})
         planner._pinch_grasp(planner.sides["right"], "right", args)
         grasps[part] = next(k.pos for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0)
@@ -346,18 +293,12 @@ def test_move_over_puts_the_held_objects_centre_over_the_target_and_aims_it_live
     from teleop.control.synthetic.closed_loop import LivePlanner
     from teleop.control.synthetic.motion import Key
 
-    class Query:                     # the ring hangs 4 cm ahead of and 2 cm below the hand
-        pos = {"ring": np.array([0.44, 0.0, 0.98]), "rod": np.array([0.60, 0.10, 0.85])}
-
-        def position(self, name):
-            return self.pos[name].copy()
-
-        def extent(self, name):
-            return self.pos[name] - 0.01, self.pos[name] + [0.01, 0.01, 0.05]
+    pos = {"ring": [0.44, 0.0, 0.98], "rod": [0.60, 0.10, 0.85]}   # the ring 4 cm ahead of, 2 cm below the hand
+    scene = FakeScene(pos, {n: (np.subtract(p, 0.01), np.add(p, [0.01, 0.01, 0.05])) for n, p in pos.items()})
 
     def palm_over(args: dict) -> np.ndarray:
         start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "pinch") for s in ("left", "right")}
-        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner = LivePlanner(scene, start, tip_offset=None)
         planner._held["right"] = ("ring", np.array([0.07, 0.0, 0.0]), 0.01)   # the grasp's expectation
         planner._move(planner.sides["right"], "right", {"over": "rod", "height": 0.07, **args})
         return planner.sides["right"].last.pos
@@ -376,22 +317,13 @@ def test_move_over_with_a_part_puts_that_geom_over_the_target():
     from teleop.control.synthetic.closed_loop import LivePlanner
     from teleop.control.synthetic.motion import Key
 
-    class Query:                     # the hammer's centre 5 cm ahead of the hand, its head 10 cm further
-        pos = {"hammer": np.array([0.45, 0.0, 1.0]), "nail": np.array([0.60, 0.10, 0.85])}
-
-        def position(self, name):
-            return self.pos[name].copy()
-
-        def geom(self, name):
-            assert name == "hammer_head"
-            return self.pos["hammer"] + [0.10, 0.0, 0.006]
-
-        def extent(self, name):
-            return self.pos[name] - 0.01, self.pos[name] + [0.01, 0.01, 0.05]
+    pos = {"hammer": [0.45, 0.0, 1.0], "nail": [0.60, 0.10, 0.85]}   # the hammer 5 cm ahead of the hand
+    scene = FakeScene(pos, {n: (np.subtract(p, 0.01), np.add(p, [0.01, 0.01, 0.05])) for n, p in pos.items()},
+                      geoms={"hammer_head": np.add(pos["hammer"], [0.10, 0.0, 0.006])})   # its head 10 cm further
 
     start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "pinch") for s in ("left", "right")}
     for aim_held in (False, True):   # planned offset == live offset here
-        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner = LivePlanner(scene, start, tip_offset=None)
         planner._held["right"] = ("hammer", np.array([0.05, 0.0, 0.0]), 0.01)
         planner._move(planner.sides["right"], "right",
                       {"over": "nail", "part": "hammer_head", "height": -0.03, "aim_held": aim_held})
@@ -408,23 +340,14 @@ def test_move_over_with_low_end_puts_the_held_objects_lowest_point_over_the_targ
     from teleop.control.synthetic.closed_loop import LivePlanner
     from teleop.control.synthetic.motion import Key
 
-    class Query:
-        pos = {"rod": np.array([0.45, 0.0, 1.0]), "glass": np.array([0.60, 0.10, 0.80])}
-
-        def position(self, name):
-            return self.pos[name].copy()
-
-        def lowest_point(self, name):
-            assert name == "rod"
-            return self.pos["rod"] + [0.03, 0.0, -0.08]
-
-        def extent(self, name):
-            return self.pos[name] - 0.01, self.pos[name] + [0.01, 0.01, 0.10]
+    pos = {"rod": [0.45, 0.0, 1.0], "glass": [0.60, 0.10, 0.80]}
+    scene = FakeScene(pos, {n: (np.subtract(p, 0.01), np.add(p, [0.01, 0.01, 0.10])) for n, p in pos.items()},
+                      lowest={"rod": np.add(pos["rod"], [0.03, 0.0, -0.08])})
 
     start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "pinch") for s in ("left", "right")}
     top = np.array([0.60, 0.10, 0.90])
     for low_end in (False, True):
-        planner = LivePlanner(Query(), start, tip_offset=None)
+        planner = LivePlanner(scene, start, tip_offset=None)
         planner._held["right"] = ("rod", np.array([0.05, 0.0, 0.0]), 0.01)
         args = {"over": "glass", "height": -0.02, "aim_held": True} | ({"low_end": True} if low_end else {})
         planner._move(planner.sides["right"], "right", args)
@@ -478,21 +401,12 @@ def test_move_over_site_puts_a_named_site_of_the_held_object_on_a_named_site():
     from teleop.control.synthetic.closed_loop import LivePlanner
     from teleop.control.synthetic.motion import Key
 
-    class Query:                     # the mug's centre 5 cm ahead of the hand, its handle site 5 cm further
-        pos = {"mug": np.array([0.45, 0.0, 1.0])}
-        sites = {"mug_hang": np.array([0.50, 0.0, 1.03]), "tree_hook1": np.array([0.62, -0.05, 0.98])}
-
-        def position(self, name):
-            return self.pos[name].copy()
-
-        def site(self, name):
-            return self.sites[name].copy()
-
-        def extent(self, name):
-            raise AssertionError("a site target has no extent")
+    # the mug's centre 5 cm ahead of the hand, its handle site 5 cm further; a site target has no extent
+    scene = FakeScene({"mug": [0.45, 0.0, 1.0]},
+                      sites={"mug_hang": [0.50, 0.0, 1.03], "tree_hook1": [0.62, -0.05, 0.98]})
 
     start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), np.eye(3), 1.0, "power") for s in ("left", "right")}
-    planner = LivePlanner(Query(), start, tip_offset=None)
+    planner = LivePlanner(scene, start, tip_offset=None)
     planner._held["right"] = ("mug", np.array([0.05, 0.0, 0.0]), 0.04)
     planner._move(planner.sides["right"], "right", {"over_site": "tree_hook1", "part_site": "mug_hang",
                                                      "height": 0.02, "offset": [0.0, -0.01, 0.0]})
@@ -509,18 +423,8 @@ def test_move_held_heading_turns_the_palm_by_the_smaller_turn_onto_the_heading()
     from teleop.control.synthetic.motion import Key
     from teleop.control.synthetic.planner import Planner
 
-    class Query:
-        heading = 0.0
-
-        def position(self, name):
-            return np.array([0.45, 0.0, 1.0])
-
-        def yaw(self, name):
-            return self.heading
-
     def palm_yaw(start_yaw: float, mug_heading: float) -> float:
-        q = Query()
-        q.heading = mug_heading
+        q = FakeScene({"mug": [0.45, 0.0, 1.0]}, yaws={"mug": mug_heading})
         start = {s: Key(0.0, np.array([0.40, 0.0, 1.0]), palm_rotation(0.6, start_yaw), 1.0, "power")
                  for s in ("left", "right")}
         planner = Planner(q, start, tip_offset=None)

@@ -236,6 +236,53 @@ def test_pinch_roll_from_a_container_raises_the_side_toward_the_nearer_wall():
     assert np.allclose(rot(0.00), rolled[-0.8])                          # off: the roll as given
 
 
+def test_pinch_lying_across_turns_the_tips_square_to_a_fallen_cylinder():
+    """``lying_across: true``: a cylinder whose own axis (local z) is tipped past 45 deg is pinched
+    with the fingers' heading square to that axis (of the two, the one nearer straight ahead; the
+    script's ``yaw`` dropped), at ``lying_height`` of it if given; standing, the pinch is as without it."""
+    import numpy as np
+
+    from teleop.control.synthetic.grasp_steps import palm_rotation
+    from teleop.control.synthetic.motion import Key
+    from teleop.control.synthetic.planner import Planner
+
+    def query(axis):
+        class Query:                 # a 4 cm candle, standing (5.6 cm high) or lying (4 cm high)
+            def yaw(self, name):
+                return 0.0
+
+            def up_axis(self, name):
+                return np.asarray(axis, float) / np.linalg.norm(axis)
+
+            def position(self, name):
+                return np.array([0.6, -0.2, 0.81])
+
+            def extent(self, name):
+                top = 0.836 if axis[2] > 0.9 else 0.82
+                return np.array([0.58, -0.22, 0.78]), np.array([0.62, -0.18, top])
+        return Query()
+
+    start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
+
+    def closed(axis, **extra):
+        planner = Planner(query(axis), start, tip_offset=lambda *args: np.zeros(3))
+        planner._pinch_grasp(planner.sides["right"], "right",
+                             {"object": "candle", "style": "pinch", "height": 0.78, "yaw": 0.5} | extra)
+        return next(k for k in planner.sides["right"].keys if k.grasp == "pinch" and k.grip == 1.0)
+
+    on = {"lying_across": True, "lying_height": 0.5}
+    standing = closed((0, 0, 1), **on)
+    assert np.allclose(standing.rot, palm_rotation(0.5, 0.5))            # standing: the yaw as given
+    assert np.allclose(standing.pos, closed((0, 0, 1)).pos)
+    along_x = closed((1, 0, 0.1), **on)                                  # lying along x: fingers along -y
+    assert np.allclose(along_x.rot, palm_rotation(0.5, -np.pi / 2))
+    assert np.isclose(along_x.pos[2], 0.80)                              # half its 4 cm height
+    assert np.allclose(closed((0, 1, 0), **on).rot, palm_rotation(0.5, 0.0))   # along y: straight ahead
+    tipped = np.array([np.cos(0.3), np.sin(0.3), 0.0])
+    assert np.allclose(closed(tipped, **on).rot, palm_rotation(0.5, 0.3 - np.pi / 2))
+    assert np.allclose(closed((1, 0, 0.1)).rot, palm_rotation(0.5, 0.5))      # off: as given
+
+
 def test_pinch_shape_tripod_keeps_the_pinch_tips_and_tucks_the_outer_fingers():
     """``pinch_shape: tripod`` (grasps.yaml): the pinch's thumb, index and middle, the ring and
     little fingers curled as in "point"; a pinch step without it closes the plain pinch."""

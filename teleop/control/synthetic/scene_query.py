@@ -50,6 +50,10 @@ class SceneQuery:
         local = m.geom_aabb[g, :3] + _CORNERS * m.geom_aabb[g, 3:]
         return d.geom_xpos[g] + local @ d.geom_xmat[g].reshape(3, 3).T
 
+    def up_axis(self, name: str) -> np.ndarray:
+        """The body's local z axis in the world (3,): a cylinder's own axis, up when it stands."""
+        return self.data.xmat[self.body_id(name)].reshape(3, 3)[:, 2].copy()
+
     def yaw(self, name: str) -> float:
         """Heading (rad) of the body's local x axis in the table plane."""
         x = self.data.xmat[self.body_id(name)].reshape(3, 3)[:, 0]

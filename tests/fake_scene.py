@@ -13,11 +13,11 @@ class FakeScene:
     """``positions``: name -> (3,) centre; ``extents``: name -> ((3,) low, (3,) high) corners;
     ``yaws``: name -> heading (rad), ``yaw`` for every other name; ``geoms`` (a named geom's centre),
     ``sites`` and ``lowest`` (an object's lowest point): name -> (3,); ``sizes``: name -> (3,) own
-    size (else its extent's). A name the test did not give
-    raises KeyError: the planner asked for something the test did not expect it to."""
+    size (else its extent's); ``up_axes``: name -> (3,) local z in the world (else straight up).
+    A name the test did not give raises KeyError: the planner asked for something the test did not expect it to."""
 
     def __init__(self, positions=None, extents=None, yaw=0.0, yaws=None, geoms=None, sites=None,
-                 lowest=None, geom_extents=None, sizes=None):
+                 lowest=None, geom_extents=None, sizes=None, up_axes=None):
         self.positions = dict(positions or {})
         self.extents = dict(extents or {})
         self.default_yaw = float(yaw)
@@ -27,6 +27,7 @@ class FakeScene:
         self.lowest = dict(lowest or {})
         self.geom_extents = dict(geom_extents or {})
         self.sizes = dict(sizes or {})
+        self.up_axes = dict(up_axes or {})
 
     def position(self, name: str) -> np.ndarray:
         return _point(self.positions[name])
@@ -40,6 +41,10 @@ class FakeScene:
             return _point(self.sizes[name])
         lo, hi = self.extent(name)
         return hi - lo
+
+    def up_axis(self, name: str) -> np.ndarray:
+        axis = _point(self.up_axes.get(name, (0.0, 0.0, 1.0)))
+        return axis / np.linalg.norm(axis)
 
     def yaw(self, name: str) -> float:
         return float(self.yaws.get(name, self.default_yaw))

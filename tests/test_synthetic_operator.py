@@ -246,21 +246,10 @@ def test_pinch_lying_across_turns_the_tips_square_to_a_fallen_cylinder():
     from teleop.control.synthetic.motion import Key
     from teleop.control.synthetic.planner import Planner
 
-    def query(axis):
-        class Query:                 # a 4 cm candle, standing (5.6 cm high) or lying (4 cm high)
-            def yaw(self, name):
-                return 0.0
-
-            def up_axis(self, name):
-                return np.asarray(axis, float) / np.linalg.norm(axis)
-
-            def position(self, name):
-                return np.array([0.6, -0.2, 0.81])
-
-            def extent(self, name):
-                top = 0.836 if axis[2] > 0.9 else 0.82
-                return np.array([0.58, -0.22, 0.78]), np.array([0.62, -0.18, top])
-        return Query()
+    def query(axis):             # a 4 cm candle, standing (5.6 cm high) or lying (4 cm high)
+        top = 0.836 if axis[2] > 0.9 else 0.82
+        return FakeScene(positions={"candle": [0.6, -0.2, 0.81]}, up_axes={"candle": axis},
+                         extents={"candle": ([0.58, -0.22, 0.78], [0.62, -0.18, top])})
 
     start = {s: Key(0.0, np.array([0.3, -0.3, 1.2]), np.eye(3), 1.0, "ready") for s in ("left", "right")}
 

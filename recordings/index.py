@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,8 @@ CREATE TABLE IF NOT EXISTS takes (
 CREATE INDEX IF NOT EXISTS takes_task ON takes(task_id, status);
 """
 ORDER_COLUMNS = ("created", "task_id", "status", "score", "duration_s", "operator")
+LOCK_WAIT_S = 60.0    # a writer waits this long for another process's short transaction
+WAL_RETRY_S = 0.01    # first pause between tries to switch a fresh file to WAL (doubles, capped at 0.2 s)
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,22 @@ class TakeRow:
     file_stamp: str = ""       # the file's stamp when this row was read from it
 
 
+def _enter_wal(db: sqlite3.Connection) -> None:
+    """Switch ``db`` to WAL mode. On a fresh file the switch needs an exclusive lock and SQLite
+    answers "database is locked" at once, without its busy wait, when another process opens the
+    same new file at that moment (prove's workers do): try again until LOCK_WAIT_S."""
+    deadline, pause = time.monotonic() + LOCK_WAIT_S, WAL_RETRY_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.2)
+
+
 class TakeIndex:
     def __init__(self, db_path: Path):
         self.db_path = Path(db_path)
@@ -58,8 +77,9 @@ class TakeIndex:
     def open(self) -> TakeIndex:
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         # timeout: several processes share the index; a writer waits for another's short transaction
-        self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None,
+                                   timeout=LOCK_WAIT_S)
+        _enter_wal(self._db)
         # The index is a cache of the take files (rebuilt from them): in WAL mode NORMAL cannot
         # corrupt it and spares an fsync per statement, which froze the window after each verdict.
         self._db.execute("PRAGMA synchronous=NORMAL")

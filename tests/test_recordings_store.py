@@ -230,3 +230,34 @@ def test_record_carries_on_past_a_corrupt_file_and_names_it(tmp_path, scene, cap
     saved = json.loads(captured.out.strip().splitlines()[-1])["take"]
     with TakeStore(root) as store:
         assert [r.path for r in store.rows()] == [saved] and not path.exists()
+
+
+def _open_index_at_once(path, barrier, errors):
+    from recordings.index import TakeIndex
+    barrier.wait()                              # every process opens the new file at the same moment
+    try:
+        TakeIndex(path).open().close()
+    except Exception as exc:                    # noqa: BLE001 - the parent counts what went wrong
+        errors.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_opening_a_new_index_at_once_all_get_it(tmp_path):
+    """``teleop tasks prove --workers N`` opens a fresh store in N processes at once: SQLite refuses
+    the switch to WAL mode without waiting ("database is locked", 21 of 200 opens before the fix)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    errors, opens = ctx.Queue(), 0
+    for attempt in range(15):
+        path, barrier = tmp_path / f"index{attempt}.sqlite", ctx.Barrier(4)
+        procs = [ctx.Process(target=_open_index_at_once, args=(path, barrier, errors)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=120)
+        assert all(p.exitcode == 0 for p in procs)
+        opens += len(procs)
+    failures = []
+    while not errors.empty():
+        failures.append(errors.get())
+    assert failures == [] and opens == 60

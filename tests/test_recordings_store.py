@@ -241,6 +241,9 @@ def _open_index_at_once(path, barrier, errors):
         errors.put(f"{type(exc).__name__}: {exc}")
 
 
+# fork, not spawn: 60 fresh interpreters would take a minute; the children only open a SQLite file
+# and exit, so the other threads' locks that fork copies are never touched.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_processes_opening_a_new_index_at_once_all_get_it(tmp_path):
     """``teleop tasks prove --workers N`` opens a fresh store in N processes at once: SQLite refuses
     the switch to WAL mode without waiting ("database is locked", 21 of 200 opens before the fix)."""

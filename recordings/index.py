@@ -28,7 +28,8 @@ CREATE INDEX IF NOT EXISTS takes_task ON takes(task_id, status);
 """
 ORDER_COLUMNS = ("created", "task_id", "status", "score", "duration_s", "operator")
 LOCK_WAIT_S = 60.0    # a writer waits this long for another process's short transaction
-WAL_RETRY_S = 0.01    # first pause between tries to switch a fresh file to WAL (doubles, capped at 0.2 s)
+WAL_RETRY_S = 0.01    # first pause between tries to switch a fresh file to WAL (doubles each try)
+WAL_RETRY_MAX_S = 0.2  # longest pause: the lock is held only while another process makes the switch
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def _enter_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(pause)
-            pause = min(2 * pause, 0.2)
+            pause = min(2 * pause, WAL_RETRY_MAX_S)
 
 
 class TakeIndex:

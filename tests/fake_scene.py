@@ -9,6 +9,11 @@ def _point(p) -> np.ndarray:
     return np.array(p, dtype=float)
 
 
+def _corners(pair) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = pair
+    return _point(lo), _point(hi)
+
+
 class FakeScene:
     """``positions``: name -> (3,) centre; ``extents``: name -> ((3,) low, (3,) high) corners;
     ``yaws``: name -> heading (rad), ``yaw`` for every other name; ``geoms`` (a named geom's centre),
@@ -33,8 +38,7 @@ class FakeScene:
         return _point(self.positions[name])
 
     def extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = self.extents[name]
-        return _point(lo), _point(hi)
+        return _corners(self.extents[name])
 
     def own_size(self, name: str) -> np.ndarray:
         if name in self.sizes:
@@ -53,8 +57,7 @@ class FakeScene:
         return _point(self.geoms[name])
 
     def geom_extent(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = self.geom_extents[name]
-        return _point(lo), _point(hi)
+        return _corners(self.geom_extents[name])
 
     def site(self, name: str) -> np.ndarray:
         return _point(self.sites[name])

@@ -244,12 +244,12 @@ class GraspSteps:
         one named geom of it, e.g. a pan's handle, which a world ``offset`` misses as the pan turns); then lift."""
         name = a["object"]
         yaw = self._grasp_yaw(name, side, a)
-        if a.get("lying_across") and abs(self.q.up_axis(name)[2]) < np.cos(np.pi / 4):
+        axis = self.q.up_axis(name) if a.get("lying_across") else None
+        if axis is not None and abs(axis[2]) < np.cos(np.pi / 4):
             # opt-in: a cylinder (a candle) fallen on its side, its own axis (local z) tipped past
             # 45 deg: the tips close across that axis (the fingers' heading, at yaw 0 straight ahead,
             # turned square to it, of the two the one nearer straight ahead; the script's yaw, set
             # for it standing, is dropped), meeting at ``lying_height`` of it if given
-            axis = self.q.up_axis(name)
             yaw = float((np.arctan2(axis[1], axis[0]) + np.pi) % np.pi - np.pi / 2)
             a = a | ({"height": a["lying_height"]} if "lying_height" in a else {})
         rot = palm_rotation(a.get("pitch", PINCH_PITCH), yaw)
